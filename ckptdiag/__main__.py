@@ -1,0 +1,3 @@
+from ckptdiag.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Analysis: pure functions from samples to figures (no I/O, no printing)."""

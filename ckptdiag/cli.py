@@ -1,0 +1,185 @@
+"""Command line: parse, build the objects, call them, map errors to exit statuses. Nothing else."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, TypeVar
+
+import click
+
+from ckptdiag import __version__
+from ckptdiag.errors import CkptdiagError
+from ckptdiag.status import ExitStatus
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _err(message: str) -> None:
+    click.echo(f"ckptdiag: {message}", err=True)
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="ckptdiag")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Find and fix MongoDB WiredTiger checkpoint stalls.
+
+    \b
+    Example:
+        ckptdiag record --uri mongodb://localhost:27017 --duration 10m -o node1.jsonl.gz
+    """
+    ctx.obj = {"debug": debug}
+
+
+def connection_options(func: F) -> F:
+    """The options mongostat users expect, on every command that connects to a server."""
+    options = [
+        click.option("--uri", envvar="MONGODB_URI", show_envvar=True, default=None, metavar="URI",
+                     help="MongoDB URI (auth and TLS options may go in it) [default: mongodb://localhost:27017]."),
+        click.option("--host", default=None, help="Server host (replaces the URI's host)."),
+        click.option("--port", type=click.IntRange(1, 65535), default=None, help="Server port."),
+        click.option("-u", "--username", default=None, help="User name."),
+        click.option("-p", "--password", default=None,
+                     help="Password (prompted for when --username is given without it on a terminal)."),
+        click.option("--authenticationDatabase", "auth_db", default=None, help="Database that holds the user."),
+        click.option("--authenticationMechanism", "auth_mechanism", default=None,
+                     help="SCRAM-SHA-256, SCRAM-SHA-1, MONGODB-X509, ..."),
+        click.option("--tls/--no-tls", "tls", default=None, help="Use TLS (also --ssl)."),
+        click.option("--ssl", "tls", flag_value=True, hidden=True),
+        click.option("--tlsCAFile", "tls_ca_file", type=click.Path(dir_okay=False), default=None),
+        click.option("--tlsCertificateKeyFile", "tls_cert_key_file", type=click.Path(dir_okay=False), default=None),
+        click.option("--tlsAllowInvalidCertificates", "tls_allow_invalid", is_flag=True, default=False),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(0.1, 600), default=5.0, show_default=True,
+                     help="Seconds to wait for the server."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def parse_duration(text: str | None) -> float | None:
+    """``90``, ``90s``, ``10m``, ``2h`` -> seconds.
+
+    >>> parse_duration("10m"), parse_duration("1.5h"), parse_duration("45")
+    (600.0, 5400.0, 45.0)
+    """
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    factor = units.get(text[-1:], None)
+    number = text[:-1] if factor else text
+    try:
+        value = float(number) * (factor or 1)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a duration like 90, 90s, 10m or 2h") from None
+    if value <= 0:
+        raise click.BadParameter("must be positive")
+    return value
+
+
+@contextmanager
+def _stop_signals(on_stop: Callable[[str], None]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ask the sampler to stop cleanly; a second Ctrl-C stops at once."""
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        on_stop("interrupted" if signum == signal.SIGINT else "terminated")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@cli.command(context_settings=CONTEXT)
+@connection_options
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Recording file (.jsonl, or .jsonl.gz for gzip) [default: ckptdiag-<UTC time>.jsonl.gz].")
+@click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
+@click.option("--ndjson", "ndjson", type=click.Choice(["-"]), default=None,
+              help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes.")
+@click.option("-i", "--interval", type=click.FloatRange(0.1, 3600), default=1.0, show_default=True,
+              help="Seconds between samples.")
+@click.option("-d", "--duration", default=None, metavar="DURATION",
+              help="Stop after this long (90, 90s, 10m, 2h) [default: until Ctrl-C].")
+@click.option("--device", "devices", multiple=True, metavar="NAME",
+              help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].")
+@click.pass_context
+def record(ctx: click.Context, output: Path | None, overwrite: bool, ndjson: str | None, interval: float,
+           duration: str | None, devices: tuple[str, ...], **conn: Any) -> None:
+    """Sample serverStatus and /proc/diskstats every second into a recording.
+
+    Reads buildInfo, hostInfo and getCmdLineOpts once, then serverStatus (only the sections
+    ckptdiag uses) on absolute 1-second deadlines. A lost connection is recorded as a gap and
+    retried; Ctrl-C or --duration end it, and the file is always complete.
+
+    \b
+    Example:
+        ckptdiag record --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m -o db1.jsonl.gz
+        ckptdiag record -d 60 --ndjson - | jq -c '.m["cache.dirty_bytes"]'
+    """
+    from ckptdiag.workflows import RecordRequest, run_record
+
+    seconds = parse_duration(duration)
+    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
+        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
+    if output is None and ndjson is None:
+        output = Path(time.strftime("ckptdiag-%Y%m%dT%H%M%SZ.jsonl.gz", time.gmtime()))
+    request = RecordRequest(conn=conn, output=output, overwrite=overwrite, stream_stdout=ndjson == "-",
+                            interval=interval, duration=seconds, devices=devices,
+                            live=sys.stdout.isatty() and ndjson is None)
+    result = run_record(request, _stop_signals, _err)
+    if result.stopped_by == "interrupted":
+        ctx.exit(ExitStatus.INTERRUPTED)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and turn every error into one line and an exit status."""
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
+    except CkptdiagError as exc:
+        if debug:
+            traceback.print_exc()
+        _err(f"error: {exc.one_line()}")
+        sys.exit(exc.status)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        _err("interrupted")
+        sys.exit(ExitStatus.INTERRUPTED)
+    except click.ClickException as exc:
+        # click's own usage errors keep their 'Usage:' context; others become one line
+        if isinstance(exc, click.UsageError):
+            exc.show()
+            sys.exit(ExitStatus.USAGE)
+        _err(f"error: {exc.format_message()}")
+        sys.exit(ExitStatus.ERROR)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        sys.exit(ExitStatus.INTERRUPTED)
+    except BrokenPipeError:
+        # the reader of our stdout went away (| head): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitStatus.OK)
+    except Exception as exc:  # noqa: BLE001 - the one place that catches everything
+        if debug:
+            traceback.print_exc()
+        _err(f"error: unexpected {type(exc).__name__}: {exc} (hint: rerun with --debug and report it)")
+        sys.exit(ExitStatus.ERROR)
+

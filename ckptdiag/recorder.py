@@ -1,0 +1,197 @@
+"""The 1 Hz sampler: absolute deadlines, gaps recorded, reconnects, nothing lost on the way out.
+
+Ticks fall on ``start + k * interval`` of the monotonic clock, so the cadence never drifts. A
+tick whose deadline passed by more than half an interval while a slow reply was outstanding is
+skipped (and counted on the next sample) rather than taken late in a pile-up. A lost connection
+becomes a ``gap`` event; the sampler reconnects on the following ticks and records ``reconnected``
+(and ``restart`` when the server's uptime went back or its pid changed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ckptdiag import catalogue
+from ckptdiag.clock import Clock
+from ckptdiag.errors import ConnectError
+from ckptdiag.recording import RecordingWriter, build_sample, utc_iso
+from ckptdiag.sources.diskstats import DiskCounters
+from ckptdiag.sources.mongo import ServerInfo, SourceLost
+
+DiskReader = Callable[[], Mapping[str, tuple[DiskCounters, int]]]
+
+
+class Source(Protocol):
+    """What the sampler needs of a server (a live mongod, the lab)."""
+
+    kind: str
+
+    def connect(self) -> ServerInfo:
+        """(Re)connect and return the server's identity."""
+
+    def sample(self) -> dict[str, Any]:
+        """One serverStatus-shaped document; raises SourceLost when the link drops."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+
+@dataclass
+class RecordResult:
+    """What a recording run did, for the closing line and the exit status."""
+
+    samples: int = 0
+    gaps: int = 0
+    restarts: int = 0
+    skipped_ticks: int = 0
+    wt_missing: int = 0
+    stopped_by: str = "duration"
+    down_s: float = 0.0
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Sampler:
+    """Samples ``source`` every ``interval`` seconds into ``writer`` until the duration or a stop."""
+
+    def __init__(
+        self,
+        source: Source,
+        writer: RecordingWriter,
+        *,
+        clock: Clock,
+        interval: float = 1.0,
+        duration: float | None = None,
+        read_disks: DiskReader | None = None,
+        on_sample: Callable[[dict[str, Any]], None] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.source = source
+        self.writer = writer
+        self.clock = clock
+        self.interval = interval
+        self.duration = duration
+        self.read_disks = read_disks
+        self.on_sample = on_sample
+        self.on_event = on_event
+        self._stop: str | None = None
+
+    def request_stop(self, reason: str = "interrupted") -> None:
+        """Ask the loop to finish after the current tick (safe from a signal handler)."""
+        self._stop = self._stop or reason
+
+    def _event(self, kind: str, result: RecordResult, **fields: Any) -> None:
+        wall = self.clock.wall()
+        event = {"type": "event", "kind": kind, "t": round(wall, 3), "time": utc_iso(wall), **fields}
+        self.writer.write(event, self.clock.monotonic())
+        result.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _sleep_until(self, deadline: float) -> None:
+        # Short naps so a stop request (Ctrl-C sets a flag) is honoured within 0.2 s.
+        while self._stop is None:
+            left = deadline - self.clock.monotonic()
+            if left <= 0:
+                return
+            self.clock.sleep(min(left, 0.2))
+
+    def run(self, info: ServerInfo) -> RecordResult:
+        """Sample until the duration is over or :meth:`request_stop` is called."""
+        result = RecordResult()
+        start = self.clock.monotonic()
+        end = math.inf if self.duration is None else start + self.duration + 1e-9
+        tick = 0
+        seq = 0
+        pending_skip = 0
+        connected = True
+        lost_at: float | None = None
+        last_uptime: float | None = None
+        pid = info.pid
+        covered = False
+        try:
+            while True:
+                deadline = start + tick * self.interval
+                if deadline > end:
+                    break
+                self._sleep_until(deadline)
+                if self._stop is not None:
+                    result.stopped_by = self._stop
+                    break
+                mono, wall = self.clock.monotonic(), self.clock.wall()
+                if not connected:
+                    try:
+                        new_info = self.source.connect()
+                    except ConnectError as exc:
+                        if not exc.retryable:
+                            raise
+                        new_info = None
+                    if new_info is not None:
+                        connected = True
+                        down = mono - (lost_at or mono)
+                        result.down_s += down
+                        self._event("reconnected", result, down_s=round(down, 3), next_seq=seq)
+                        if new_info.pid != pid or new_info.version != info.version:
+                            pid = new_info.pid
+                            info = new_info
+                            self._event("server", result, server=new_info.to_json(), next_seq=seq)
+                if connected:
+                    disks = self.read_disks() if self.read_disks is not None else None
+                    try:
+                        doc = self.source.sample()
+                    except SourceLost as exc:
+                        connected = False
+                        lost_at = mono
+                        result.gaps += 1
+                        self._event("gap", result, reason=str(exc), next_seq=seq)
+                    else:
+                        rtt_ms = (self.clock.monotonic() - mono) * 1000
+                        uptime = doc.get("uptimeMillis")
+                        doc_pid = doc.get("pid")
+                        restarted = (isinstance(uptime, (int, float)) and last_uptime is not None
+                                     and uptime < last_uptime) or (
+                            isinstance(doc_pid, int) and pid is not None and doc_pid != pid)
+                        if restarted:
+                            result.restarts += 1
+                            pid = doc_pid if isinstance(doc_pid, int) else pid
+                            self._event("restart", result, next_seq=seq)
+                        if isinstance(uptime, (int, float)):
+                            last_uptime = float(uptime)
+                        sample = build_sample(doc, seq=seq, wall=wall, mono=mono, rtt_ms=rtt_ms,
+                                              skipped=pending_skip, disks=disks)
+                        if sample.get("wt_missing"):
+                            result.wt_missing += 1
+                        self.writer.write(sample, mono)
+                        if not covered and not sample.get("wt_missing"):
+                            covered = True
+                            self._coverage_event(doc, info, result)
+                        result.samples += 1
+                        result.skipped_ticks += pending_skip
+                        seq += 1
+                        pending_skip = 0
+                        if self.on_sample is not None:
+                            self.on_sample(sample)
+                tick, skipped = self._next_tick(start, tick)
+                pending_skip += skipped
+        finally:
+            self._event("end", result, reason=self._stop or result.stopped_by, samples=result.samples,
+                        gaps=result.gaps, restarts=result.restarts, skipped_ticks=result.skipped_ticks)
+            self.writer.flush()
+        return result
+
+    def _coverage_event(self, doc: Mapping[str, Any], info: ServerInfo, result: RecordResult) -> None:
+        # Once per recording: which path each metric came from, and what this version lacks.
+        cov = catalogue.coverage(doc, catalogue.parse_version(info.version))
+        self._event("coverage", result, version=info.version, missing=list(cov.missing),
+                    not_in_version=list(cov.not_in_version), paths=cov.resolved)
+
+    def _next_tick(self, start: float, tick: int) -> tuple[int, int]:
+        """The next tick to take and how many were skipped: a tick late by over half an interval is."""
+        now = self.clock.monotonic()
+        late_by = (now - start) / self.interval - (tick + 1)
+        if late_by <= 0.5:
+            return tick + 1, 0
+        nxt = tick + 1 + math.ceil(late_by - 0.5)
+        return nxt, nxt - tick - 1

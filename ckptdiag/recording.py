@@ -1,0 +1,324 @@
+"""Recordings: line-oriented JSON, written as samples arrive and readable while still growing.
+
+Format (docs/recording-format.md): the first line is a header object (``"type": "header"``),
+then one object per line, each a ``"sample"`` (raw cumulative counters; rates are derived at
+analysis time) or an ``"event"`` (gap, reconnect, restart, coverage, end). A name ending in
+``.gz`` is gzip, flushed with Z_SYNC_FLUSH so a reader sees every flushed line before the file
+is closed. Readers tolerate a torn last line and a missing gzip trailer: whatever was flushed
+before a crash is read back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ckptdiag import __version__, catalogue
+from ckptdiag.errors import InputError, OutputError
+from ckptdiag.sources.diskstats import DiskCounters
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FORMAT = "ckptdiag-recording"
+FORMAT_VERSION = 1
+FLUSH_EVERY_S = 2.0  # a crash loses at most this much
+
+
+def utc_iso(epoch_s: float) -> str:
+    """ISO 8601 UTC with milliseconds, e.g. ``2026-11-22T14:03:05.250Z``."""
+    stamp = dt.datetime.fromtimestamp(epoch_s, tz=dt.timezone.utc)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+
+
+def _epoch_ms(value: Any) -> int | None:
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:  # pymongo decodes BSON dates as naive UTC
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return int(value.timestamp() * 1000)
+    return None
+
+
+def _histograms(doc: Mapping[str, Any]) -> dict[str, list[list[int]]]:
+    out: dict[str, list[list[int]]] = {}
+    latencies = doc.get("opLatencies")
+    if not isinstance(latencies, Mapping):
+        return out
+    for kind in ("reads", "writes", "commands"):
+        buckets = (latencies.get(kind) or {}).get("histogram")
+        if isinstance(buckets, list) and buckets:
+            out[kind] = [[int(b["micros"]), int(b["count"])] for b in buckets
+                         if isinstance(b, Mapping) and "micros" in b and "count" in b]
+    return out
+
+
+def build_sample(
+    doc: Mapping[str, Any],
+    *,
+    seq: int,
+    wall: float,
+    mono: float,
+    rtt_ms: float,
+    skipped: int = 0,
+    disks: Mapping[str, tuple[DiskCounters, int]] | None = None,
+) -> dict[str, Any]:
+    """One recording line from a serverStatus reply and the disk counters read beside it."""
+    sample: dict[str, Any] = {
+        "type": "sample",
+        "seq": seq,
+        "t": round(wall, 3),
+        "mono": round(mono, 4),
+        "rtt_ms": round(rtt_ms, 2),
+        "m": catalogue.extract(doc),
+    }
+    server_ms = _epoch_ms(doc.get("localTime"))
+    if server_ms is not None:
+        sample["server_ms"] = server_ms
+    if skipped:
+        sample["skipped"] = skipped
+    if "wiredTiger" not in doc or not doc.get("wiredTiger"):
+        # mongod omits the section under checkpoint contention (SERVER-58026 audit): evidence, keep it
+        sample["wt_missing"] = True
+    hist = _histograms(doc)
+    if hist:
+        sample["hist"] = hist
+    if disks:
+        sample["disk"] = {name: counters.as_list(n) for name, (counters, n) in disks.items()}
+    return sample
+
+
+class RecordingWriter:
+    """Appends header, samples and events to a new file (never overwrites) and/or a stream."""
+
+    def __init__(self, path: Path | None, stream: IO[str] | None = None, *, flush_every_s: float = FLUSH_EVERY_S,
+                 overwrite: bool = False) -> None:
+        self.path = path
+        self.stream = stream
+        self.flush_every_s = flush_every_s
+        self.lines = 0
+        self.samples = 0
+        self._last_flush: float | None = None
+        self._raw: IO[bytes] | None = None
+        self._gz: gzip.GzipFile | None = None
+        if path is not None:
+            try:
+                self._raw = open(path, "wb" if overwrite else "xb")  # noqa: SIM115 - closed in close()
+            except FileExistsError:
+                raise OutputError(f"{path} already exists; ckptdiag never overwrites a recording",
+                                  "choose another -o name, or pass --overwrite") from None
+            except OSError as exc:
+                raise OutputError(f"cannot write {path}: {exc.strerror}",
+                                  "check the directory exists and is writable") from None
+            if path.name.endswith(".gz"):
+                self._gz = gzip.GzipFile(filename=path.name[:-3], mode="wb", fileobj=self._raw, mtime=0)
+
+    def discard(self) -> None:
+        """Remove a file that never received a header (nothing was recorded in it)."""
+        if self.path is not None and self.lines == 0:
+            self.close()
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+    def write(self, obj: Mapping[str, Any], now: float) -> None:
+        """Write one line; flush when ``flush_every_s`` has passed since the last flush."""
+        line = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default) + "\n"
+        if self._gz is not None:
+            self._gz.write(line.encode())
+        elif self._raw is not None:
+            self._raw.write(line.encode())
+        if self.stream is not None:
+            try:
+                self.stream.write(line)
+                self.stream.flush()  # pipes get every sample at once
+            except BrokenPipeError:
+                self.stream = None  # the reader went away (| head): keep recording to the file
+        self.lines += 1
+        if obj.get("type") == "sample":
+            self.samples += 1
+        if self._last_flush is None or now - self._last_flush >= self.flush_every_s:
+            self.flush()
+            self._last_flush = now
+
+    def flush(self) -> None:
+        """Push everything written so far to the OS, readable by another process."""
+        if self._gz is not None:
+            self._gz.flush(zlib.Z_SYNC_FLUSH)
+        if self._raw is not None:
+            self._raw.flush()
+
+    def close(self) -> None:
+        """Finish the gzip member and close the file (idempotent)."""
+        if self._gz is not None:
+            self._gz.close()
+            self._gz = None
+        if self._raw is not None:
+            self._raw.close()
+            self._raw = None
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return utc_iso(value.replace(tzinfo=value.tzinfo or dt.timezone.utc).timestamp())
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)  # ObjectId, Timestamp, Decimal128 in header documents
+
+
+def header(*, source: Mapping[str, Any], server: Mapping[str, Any], options: Mapping[str, Any],
+           disks: Mapping[str, Any], created: float) -> dict[str, Any]:
+    """The first line of a recording."""
+    return {
+        "type": "header",
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tool": {"name": "ckptdiag", "version": __version__},
+        "created": utc_iso(created),
+        "source": dict(source),
+        "server": dict(server),
+        "options": dict(options),
+        "disks": dict(disks),
+    }
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+@dataclass
+class Recording:
+    """A recording read back: header, samples and events, in file order."""
+
+    path: str
+    header: dict[str, Any]
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False  # the file ended inside a line or without its gzip trailer
+    damaged_lines: int = 0  # lines that were not JSON (skipped)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The samples as a DataFrame (see :func:`samples_frame`)."""
+        return samples_frame(self.samples, self.events)
+
+
+def _decompressed_lines(raw: bytes, gz: bool) -> tuple[list[bytes], bool]:
+    truncated = False
+    if gz:
+        out = bytearray()
+        data = raw
+        while data:
+            decomp = zlib.decompressobj(wbits=31)
+            try:
+                out += decomp.decompress(data)
+            except zlib.error:
+                truncated = True
+                break
+            if not decomp.eof:
+                truncated = True  # still being written, or the writer died: keep what inflated
+                break
+            data = decomp.unused_data  # concatenated gzip members
+        text = bytes(out)
+    else:
+        text = raw
+    lines = text.split(b"\n")
+    tail = lines.pop()  # b"" when the text ends with a newline
+    if tail.strip():
+        truncated = True  # a torn final line: the writer stopped mid-line
+    return [ln for ln in lines if ln.strip()], truncated
+
+
+def is_recording(path: Path) -> bool:
+    """Whether ``path`` starts like a ckptdiag recording."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head)
+        except zlib.error:
+            return False
+    return head.lstrip().startswith(b'{"type":"header"') or b'"format":"ckptdiag-recording"' in head[:2048]
+
+
+def read_recording(path: Path | str) -> Recording:
+    """Load a recording, complete or still being written."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+    lines, truncated = _decompressed_lines(raw, raw[:2] == b"\x1f\x8b")
+    if not lines:
+        raise InputError(f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?")
+    try:
+        head = json.loads(lines[0])
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise InputError(f"{path} is not a ckptdiag recording",
+                         "give a file written by 'ckptdiag record -o', or an FTDC metrics file")
+    if int(head.get("format_version", 0)) > FORMAT_VERSION:
+        raise InputError(f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
+                         "upgrade ckptdiag: pip install -U ckptdiag")
+    rec = Recording(str(path), head, truncated=truncated)
+    for line in lines[1:]:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            rec.damaged_lines += 1  # skip it: every other line is still good
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "sample":
+            rec.samples.append(obj)
+        elif kind == "event":
+            rec.events.append(obj)
+    return rec
+
+
+def iter_sample_rows(samples: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Flatten samples to one dict per row: metrics by name, ``disk.<dev>.<field>``, histograms."""
+    from ckptdiag.sources.diskstats import _FIELD_NAMES
+
+    for s in samples:
+        row: dict[str, Any] = {"t": s["t"], "mono": s.get("mono"), "seq": s.get("seq"),
+                               "rtt_ms": s.get("rtt_ms"), "skipped": s.get("skipped", 0),
+                               "server_ms": s.get("server_ms"), "wt_missing": bool(s.get("wt_missing", False))}
+        row.update(s.get("m", {}))
+        for dev, values in (s.get("disk") or {}).items():
+            for name, value in zip(_FIELD_NAMES, values):
+                row[f"disk.{dev}.{name}"] = value
+        for kind, buckets in (s.get("hist") or {}).items():
+            for micros, count in buckets:
+                row[f"hist.{kind}.{micros}"] = count
+        yield row
+
+
+def samples_frame(samples: list[dict[str, Any]], events: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Samples as a DataFrame indexed by UTC time, one column per metric, disk field and bucket.
+
+    ``gap_before`` is True on the first sample after a recorded gap; ``segment`` counts server
+    restarts, so rates are never taken across one.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(list(iter_sample_rows(samples)))
+    if frame.empty:
+        return frame
+    frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
+    frame.index.name = "time"
+    gap_seqs = {e.get("next_seq") for e in events or () if e.get("kind") == "gap"}
+    restart_seqs = sorted(e.get("next_seq") for e in events or () if e.get("kind") == "restart")
+    frame["gap_before"] = frame["seq"].isin(gap_seqs)
+    segment = pd.Series(0, index=frame.index)
+    for seq in restart_seqs:
+        segment += (frame["seq"] >= seq).astype(int)
+    frame["segment"] = segment
+    return frame

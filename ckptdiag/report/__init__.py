@@ -1,0 +1,1 @@
+"""Reports: renderers for the terminal, pipes (JSON) and files."""

@@ -1,0 +1,352 @@
+"""A live mongod over the wire protocol: identity once, then serverStatus (or getDiagnosticData).
+
+The only module that imports pymongo. Every failure a DBA can meet (unreachable, auth, missing
+privileges, mongos, MMAPv1, a server older than the driver) becomes a :class:`ConnectError` with
+a hint; a connection lost while sampling becomes :class:`SourceLost`, which the sampler turns
+into a recorded gap and a reconnect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bson.son import SON
+from pymongo import MongoClient
+from pymongo.errors import (
+    AutoReconnect,
+    ConfigurationError,
+    ConnectionFailure,
+    InvalidURI,
+    OperationFailure,
+    PyMongoError,
+    ServerSelectionTimeoutError,
+)
+
+from ckptdiag import catalogue
+from ckptdiag.errors import ConnectError, UsageError
+from ckptdiag.redact import redact_doc, redact_uri
+
+DEFAULT_URI = "mongodb://localhost:27017"
+UNAUTHORIZED = 13
+AUTH_FAILED = 18
+
+# serverStatus sections ckptdiag never reads: excluded so each 1 Hz request stays cheap (FTDC's own
+# collector excludes some the same way). Unknown names are ignored by the server, so one list fits
+# every version. The catalogue decides what is *needed*; this list only trims the rest.
+_EXCLUDED_SECTIONS = (
+    "asserts", "batchedDeletes", "bucketCatalog", "catalogStats", "changeStreamPreImages",
+    "collectionCatalog", "defaultRWConcern", "electionMetrics", "encryptionAtRest", "extra_info",
+    "featureCompatibilityVersion", "flowControl", "freeMonitoring", "health", "indexBuilds",
+    "indexBulkBuilder", "indexStats", "internalTransactions", "locks", "logicalSessionRecordCache",
+    "mem", "metrics", "mirroredReads", "network", "opReadConcernCounters", "opWriteConcernCounters",
+    "opcountersRepl", "oplogTruncation", "planCache", "profiler", "queryAnalyzers", "querySettings",
+    "readConcernCounters", "readPreferenceCounters", "repl", "scramCache", "security", "sharding",
+    "shardingStatistics", "shardSplits", "spillWiredTiger", "storageEngine", "tcmalloc",
+    "tenantMigrations", "trafficRecording", "transactions", "transportSecurity",
+    "twoPhaseCommitCoordinator", "watchdog", "writeBacksQueued", "service", "admission",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectOptions:
+    """How to reach the server: a URI plus the mongostat-style options that amend it."""
+
+    uri: str = DEFAULT_URI
+    host: str | None = None
+    port: int | None = None
+    username: str | None = None
+    password: str | None = None
+    auth_db: str | None = None
+    auth_mechanism: str | None = None
+    tls: bool | None = None
+    tls_ca_file: str | None = None
+    tls_cert_key_file: str | None = None
+    tls_allow_invalid: bool = False
+    timeout_s: float = 5.0
+
+    def client_uri(self) -> str:
+        """The URI, with --host/--port replacing its host list."""
+        if not (self.host or self.port):
+            return self.uri
+        host = self.host or "localhost"
+        if ":" in host and not host.startswith("["):
+            host_part = host if self.port is None else f"{host.split(':')[0]}:{self.port}"
+        else:
+            host_part = f"{host}:{self.port or 27017}"
+        return f"mongodb://{host_part}/"
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword options for MongoClient; credentials travel here, never in the logged URI."""
+        kw: dict[str, Any] = {
+            "serverSelectionTimeoutMS": int(self.timeout_s * 1000),
+            "connectTimeoutMS": int(self.timeout_s * 1000),
+            "socketTimeoutMS": int(max(self.timeout_s, 10) * 1000),
+            "appname": "ckptdiag",
+            "retryReads": False,  # a retried serverStatus would hide the very gap we record
+        }
+        if self.username is not None:
+            kw["username"] = self.username
+        if self.password is not None:
+            kw["password"] = self.password
+        if self.auth_db:
+            kw["authSource"] = self.auth_db
+        if self.auth_mechanism:
+            kw["authMechanism"] = self.auth_mechanism
+        if self.tls is not None:
+            kw["tls"] = self.tls
+        if self.tls_ca_file:
+            kw["tlsCAFile"] = self.tls_ca_file
+        if self.tls_cert_key_file:
+            kw["tlsCertificateKeyFile"] = self.tls_cert_key_file
+        if self.tls_allow_invalid:
+            kw["tlsAllowInvalidCertificates"] = True
+        return kw
+
+    def display(self) -> str:
+        """The target as it may be printed or recorded: no password, no secret option."""
+        return redact_uri(self.client_uri())
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Who the server is and how it is configured, read once per connection."""
+
+    version: str
+    host: str
+    process: str
+    pid: int | None
+    storage_engine: str | None
+    dbpath: str
+    dbpath_inferred: bool
+    cmdline: dict[str, Any]
+    build: dict[str, Any]
+    host_info: dict[str, Any]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    address: str = ""
+    is_local: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The header form of this identity (already redacted)."""
+        return {
+            "version": self.version, "host": self.host, "process": self.process, "pid": self.pid,
+            "storage_engine": self.storage_engine, "dbpath": self.dbpath,
+            "dbpath_inferred": self.dbpath_inferred, "address": self.address,
+            "is_local": self.is_local, "cmdline": self.cmdline, "build": self.build,
+            "host_info": self.host_info, "parameters": self.parameters,
+        }
+
+
+class SourceLost(Exception):
+    """The connection dropped or timed out while sampling; the sampler records a gap."""
+
+
+def serverstatus_command(histograms: bool = True) -> SON[str, Any]:
+    """The serverStatus request: every section the catalogue needs, the rest excluded."""
+    cmd: SON[str, Any] = SON([("serverStatus", 1)])
+    needed = catalogue.sections()
+    for name in _EXCLUDED_SECTIONS:
+        if name not in needed:
+            cmd[name] = 0
+    if histograms:
+        cmd["opLatencies"] = {"histograms": True}
+    return cmd
+
+
+def _is_local_address(host: str) -> bool:
+    return host.split(":")[0].strip("[]") in {"localhost", "127.0.0.1", "::1"} or host.startswith(
+        ("127.", "/")) or host.endswith(".sock")
+
+
+def _subset(doc: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: doc[k] for k in keys if k in doc}
+
+
+class MongoSource:
+    """One mongod, sampled by serverStatus."""
+
+    kind = "serverStatus"
+
+    def __init__(self, options: ConnectOptions) -> None:
+        self.options = options
+        self._client: MongoClient[dict[str, Any]] | None = None
+        self._command = serverstatus_command()
+
+    # -- connection ------------------------------------------------------------------------
+    def _new_client(self) -> MongoClient[dict[str, Any]]:
+        try:
+            kwargs = self.options.client_kwargs()
+            uri = self.options.client_uri()
+            from pymongo.uri_parser import parse_uri
+
+            parsed = parse_uri(uri) if not uri.startswith("mongodb+srv://") else {"nodelist": [("srv", 0)], "options": {}}
+            if len(parsed["nodelist"]) > 1:
+                raise UsageError(
+                    "the URI names several hosts; checkpoints are per mongod",
+                    "give one member, e.g. --uri mongodb://db1:27017, and run one ckptdiag per node",
+                )
+            if "replicaset" not in {k.lower() for k in parsed.get("options", {})}:
+                kwargs["directConnection"] = True  # watch this node, even a secondary
+            return MongoClient(uri, **kwargs)
+        except (InvalidURI, ConfigurationError, ValueError) as exc:
+            raise UsageError(f"invalid MongoDB URI {self.options.display()}: {_clean(exc)}",
+                             "see mongodb://[user@]host[:port]/?options") from None
+
+    def connect(self) -> ServerInfo:
+        """Open the connection, check the server is a WiredTiger mongod, and read its identity."""
+        self.close()
+        client = self._new_client()
+        self._client = client
+        try:
+            hello = client.admin.command("ismaster")
+            if hello.get("msg") == "isdbgrid":
+                raise ConnectError(
+                    f"{self.options.display()} is a mongos; checkpoints happen on each mongod",
+                    "point --uri at a shard member (mongod) directly",
+                )
+            status = client.admin.command("serverStatus")
+            build = client.admin.command("buildInfo")
+            cmdline = client.admin.command("getCmdLineOpts")
+            host_info = self._optional("hostInfo")
+            parameters = self._optional(SON([("getParameter", 1), ("syncdelay", 1),
+                                             ("journalCommitInterval", 1),
+                                             ("wiredTigerEngineRuntimeConfig", 1)]))
+        except OperationFailure as exc:
+            raise _operation_error(exc, self.options.display()) from None
+        except ServerSelectionTimeoutError as exc:
+            raise _unreachable(exc, self.options) from None
+        except ConfigurationError as exc:
+            raise _driver_too_new(exc, self.options.display()) from None
+        except ConnectionFailure as exc:
+            raise ConnectError(f"cannot reach {self.options.display()}: {_clean(exc)}",
+                               "check that mongod is running and reachable", retryable=True) from None
+
+        engine = (status.get("storageEngine") or {}).get("name")
+        if status.get("process", "").startswith("mongos"):
+            raise ConnectError(f"{self.options.display()} is a mongos; checkpoints happen on each mongod",
+                               "point --uri at a shard member (mongod) directly")
+        if engine and engine != "wiredTiger":
+            raise ConnectError(
+                f"{self.options.display()} runs the {engine} storage engine, not WiredTiger",
+                "ckptdiag analyses WiredTiger checkpoints; MMAPv1 and in-memory servers have none",
+            )
+        parsed = cmdline.get("parsed", {})
+        storage = parsed.get("storage", {}) if isinstance(parsed, dict) else {}
+        dbpath = storage.get("dbPath")
+        address = ",".join(f"{h}:{p}" for h, p in client.topology_description.server_descriptions())
+        return ServerInfo(
+            version=str(build.get("version") or status.get("version", "")),
+            host=str(status.get("host", "")),
+            process=str(status.get("process", "mongod")),
+            pid=int(status["pid"]) if isinstance(status.get("pid"), int) else None,
+            storage_engine=engine,
+            dbpath=str(dbpath or "/data/db"),
+            dbpath_inferred=dbpath is None,
+            cmdline=redact_doc({k: v for k, v in cmdline.items() if k != "ok"}),
+            build=_subset(build, ("version", "gitVersion", "allocator", "bits", "modules",
+                                  "storageEngines", "openssl")),
+            host_info=redact_doc(_host_subset(host_info)),
+            parameters={k: v for k, v in parameters.items() if k != "ok"},
+            address=address,
+            is_local=_is_local_address(address),
+        )
+
+    def _optional(self, command: Any) -> dict[str, Any]:
+        assert self._client is not None
+        try:
+            return dict(self._client.admin.command(command))
+        except OperationFailure:
+            return {}
+
+    def close(self) -> None:
+        """Close the connection if open."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- sampling --------------------------------------------------------------------------
+    def sample(self) -> dict[str, Any]:
+        """One serverStatus reply; raises :class:`SourceLost` on a lost link."""
+        if self._client is None:
+            raise SourceLost("not connected")
+        try:
+            try:
+                return dict(self._client.admin.command(self._command))
+            except OperationFailure as exc:
+                if exc.code == UNAUTHORIZED:
+                    raise
+                # An old server that rejects the histogram option: ask plainly from now on.
+                self._command = serverstatus_command(histograms=False)
+                return dict(self._client.admin.command(self._command))
+        except OperationFailure as exc:
+            if exc.code in (UNAUTHORIZED, AUTH_FAILED):
+                raise _operation_error(exc, self.options.display()) from None
+            raise SourceLost(_clean(exc)) from None
+        except (AutoReconnect, ConnectionFailure) as exc:
+            raise SourceLost(_clean(exc)) from None
+        except PyMongoError as exc:
+            raise SourceLost(_clean(exc)) from None
+
+
+def _host_subset(host_info: Mapping[str, Any]) -> dict[str, Any]:
+    system = host_info.get("system", {}) or {}
+    os_ = host_info.get("os", {}) or {}
+    return {
+        "hostname": system.get("hostname"),
+        "mem_size_mb": system.get("memSizeMB"),
+        "mem_limit_mb": system.get("memLimitMB"),
+        "num_cores": system.get("numCores"),
+        "num_physical_cores": system.get("numPhysicalCores"),
+        "cpu_arch": system.get("cpuArch"),
+        "os": _subset(os_, ("type", "name", "version")),
+    }
+
+
+def _clean(exc: BaseException) -> str:
+    """A driver message on one line, without the topology dump pymongo appends."""
+    text = str(exc).split(", Timeout:")[0].split(", full error:")[0]
+    return " ".join(text.split())[:300]
+
+
+def _operation_error(exc: OperationFailure, target: str) -> ConnectError:
+    if exc.code == AUTH_FAILED:
+        return ConnectError(f"authentication failed for {target}",
+                            "check --username/--password and --authenticationDatabase (often admin)")
+    if exc.code == UNAUTHORIZED:
+        return ConnectError(
+            f"not authorized on {target}: {_clean(exc)}",
+            "the clusterMonitor role is enough: db.grantRolesToUser('<user>', [{role: 'clusterMonitor', db: 'admin'}])",
+        )
+    return ConnectError(f"{target} refused a command: {_clean(exc)}", "run with --debug for details")
+
+
+def _unreachable(exc: ServerSelectionTimeoutError, options: ConnectOptions) -> ConnectError:
+    text = _clean(exc)
+    if "wire version" in text:
+        return _driver_too_new(exc, options.display())
+    return ConnectError(
+        f"cannot reach {options.display()} within {options.timeout_s:g} s: {text}",
+        "check that mongod is running, the host and port, firewalls, and TLS options (--tls)",
+        retryable=True,
+    )
+
+
+def _driver_too_new(exc: PyMongoError, target: str) -> ConnectError:
+    import pymongo
+
+    return ConnectError(
+        f"{target}: {_clean(exc)}",
+        f"pymongo {pymongo.version} needs MongoDB {'.'.join(map(str, _min_server()))}+; for older servers "
+        "install an older driver (pip install 'pymongo<4.11' for 3.6-4.2, 'pymongo<4' for 3.4) "
+        "or analyse their FTDC files with 'ckptdiag report'",
+    )
+
+
+def _min_server() -> tuple[int, ...]:
+    try:
+        from pymongo.common import MIN_SUPPORTED_SERVER_VERSION
+
+        return tuple(int(x) for x in str(MIN_SUPPORTED_SERVER_VERSION).split("."))
+    except ImportError:  # pragma: no cover - very old drivers
+        return (3, 6)

@@ -1,0 +1,44 @@
+"""Shared fixtures: the real captured data beside the repository (../shared/data), skipped when absent."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/wire.py and tests/fakes.py
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("CKPTDIAG_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data; the calling test is skipped when it does not exist."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not available: {'/'.join(parts)}")
+    return path
+
+
+def load_status(name: str) -> dict[str, Any]:
+    """A real serverStatus document (Extended JSON) from ../shared/data/server-status."""
+    from bson import json_util
+
+    return dict(json_util.loads(shared_path("server-status", name).read_text()))
+
+
+def status_files() -> list[Path]:
+    """Every per-version serverStatus document, or [] when the shared data is absent."""
+    folder = SHARED_DATA / "server-status"
+    return sorted(folder.glob("serverStatus_*.json")) if folder.is_dir() else []
+
+
+@pytest.fixture
+def shared() -> Path:
+    """The shared data folder (skips when absent)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("shared data not available")
+    return SHARED_DATA
