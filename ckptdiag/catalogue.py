@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Union
+from typing import Any
 
 Version = tuple[int, ...]  # (major, minor) or (major, minor, patch); tuples compare as versions
-Number = Union[int, float]
+Number = int | float
 
 
 class Kind(str, Enum):
@@ -91,9 +91,7 @@ class Field:
 
     def covers(self, version: Version) -> bool:
         """Whether a server of ``version`` is expected to have this path."""
-        return (self.since is None or version >= self.since) and (
-            self.before is None or version < self.before
-        )
+        return (self.since is None or version >= self.since) and (self.before is None or version < self.before)
 
     def describe(self) -> str:
         """The path as a DBA types it in the shell, e.g. ``wiredTiger.cache["maximum bytes configured"]``."""
@@ -145,7 +143,7 @@ class Total:
         return " + ".join(part.describe() for part in self.parts)
 
 
-Source = Union[Field, Difference, Total]
+Source = Field | Difference | Total
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +173,8 @@ class Metric:
         """The top-level serverStatus sections this metric needs."""
         out: set[str] = set()
         for s in self.sources:
-            fields = (s,) if isinstance(s, Field) else (
-                (s.minuend, s.subtrahend) if isinstance(s, Difference) else s.parts
+            fields = (
+                (s,) if isinstance(s, Field) else ((s.minuend, s.subtrahend) if isinstance(s, Difference) else s.parts)
             )
             out.update(f.path[0] for f in fields)
         return frozenset(out)
@@ -205,80 +203,219 @@ def _m(name: str, unit: Unit, kind: Kind, description: str, *sources: Source) ->
 
 C, G, F, E = Kind.COUNTER, Kind.GAUGE, Kind.FLAG, Kind.ENUM
 
+# fmt: off  (a table reads better aligned by hand)
 METRICS: tuple[Metric, ...] = (
     # checkpoint
-    _m("ckpt.running", Unit.STATE, F, "a checkpoint is running (gone in 7.1+: see ckpt.progress_state)",
-       _wt("transaction", "transaction checkpoint currently running", before=V71)),
-    _m("ckpt.progress_state", Unit.STATE, E, "checkpoint phase, 0 = inactive (WT_CHECKPOINT_STATE_*)",
-       _wt("checkpoint", "progress state", since=V71)),
-    _m("ckpt.count", Unit.COUNT, C, "checkpoints started",
-       _wt("transaction", "transaction checkpoints", before=V71),
-       _wt("checkpoint", "number of checkpoints started", since=V71, before=V73),
-       Total((_wt("checkpoint", "number of checkpoints started by api", since=V73),
-              _wt("checkpoint", "number of checkpoints started by compaction", since=V73)))),
-    _m("ckpt.generation", Unit.COUNT, C, "checkpoint generation (continuous across all versions)",
-       *_txn_ckpt("generation", "generation")),
-    _m("ckpt.recent_ms", Unit.MS, G, "duration of the most recent checkpoint",
-       *_txn_ckpt("most recent time (msecs)", "most recent time (msecs)")),
-    _m("ckpt.max_ms", Unit.MS, G, "longest checkpoint since start-up",
-       *_txn_ckpt("max time (msecs)", "max time (msecs)")),
-    _m("ckpt.total_ms", Unit.MS, C, "time spent in checkpoints since start-up",
-       *_txn_ckpt("total time (msecs)", "total time (msecs)")),
-    _m("ckpt.bytes_written", Unit.BYTES, C, "bytes written for checkpoint (block manager)",
-       _wt("block-manager", "bytes written for checkpoint", since=V34)),
-    _m("block.bytes_written", Unit.BYTES, C, "bytes written by the block manager (all writes)",
-       _wt("block-manager", "bytes written")),
-    _m("block.bytes_read", Unit.BYTES, C, "bytes read by the block manager",
-       _wt("block-manager", "bytes read")),
+    _m(
+        "ckpt.running",
+        Unit.STATE,
+        F,
+        "a checkpoint is running (gone in 7.1+: see ckpt.progress_state)",
+        _wt("transaction", "transaction checkpoint currently running", before=V71),
+    ),
+    _m(
+        "ckpt.progress_state",
+        Unit.STATE,
+        E,
+        "checkpoint phase, 0 = inactive (WT_CHECKPOINT_STATE_*)",
+        _wt("checkpoint", "progress state", since=V71),
+    ),
+    _m(
+        "ckpt.count",
+        Unit.COUNT,
+        C,
+        "checkpoints started",
+        _wt("transaction", "transaction checkpoints", before=V71),
+        _wt("checkpoint", "number of checkpoints started", since=V71, before=V73),
+        Total(
+            (
+                _wt("checkpoint", "number of checkpoints started by api", since=V73),
+                _wt("checkpoint", "number of checkpoints started by compaction", since=V73),
+            )
+        ),
+    ),
+    _m(
+        "ckpt.generation",
+        Unit.COUNT,
+        C,
+        "checkpoint generation (continuous across all versions)",
+        *_txn_ckpt("generation", "generation"),
+    ),
+    _m(
+        "ckpt.recent_ms",
+        Unit.MS,
+        G,
+        "duration of the most recent checkpoint",
+        *_txn_ckpt("most recent time (msecs)", "most recent time (msecs)"),
+    ),
+    _m(
+        "ckpt.max_ms",
+        Unit.MS,
+        G,
+        "longest checkpoint since start-up",
+        *_txn_ckpt("max time (msecs)", "max time (msecs)"),
+    ),
+    _m(
+        "ckpt.total_ms",
+        Unit.MS,
+        C,
+        "time spent in checkpoints since start-up",
+        *_txn_ckpt("total time (msecs)", "total time (msecs)"),
+    ),
+    _m(
+        "ckpt.bytes_written",
+        Unit.BYTES,
+        C,
+        "bytes written for checkpoint (block manager)",
+        _wt("block-manager", "bytes written for checkpoint", since=V34),
+    ),
+    _m(
+        "block.bytes_written",
+        Unit.BYTES,
+        C,
+        "bytes written by the block manager (all writes)",
+        _wt("block-manager", "bytes written"),
+    ),
+    _m("block.bytes_read", Unit.BYTES, C, "bytes read by the block manager", _wt("block-manager", "bytes read")),
     # cache
-    _m("cache.max_bytes", Unit.BYTES, G, "cache size (maximum bytes configured)",
-       _wt("cache", "maximum bytes configured")),
-    _m("cache.bytes", Unit.BYTES, G, "bytes currently in the cache",
-       _wt("cache", "bytes currently in the cache")),
-    _m("cache.dirty_bytes", Unit.BYTES, G, "tracked dirty bytes in the cache",
-       _wt("cache", "tracked dirty bytes in the cache")),
-    _m("cache.updates_bytes", Unit.BYTES, G, "bytes allocated for updates (drives eviction_updates_*)",
-       _wt("cache", "bytes allocated for updates", since=V44)),
-    _m("cache.hs_bytes", Unit.BYTES, G, "history store (cache overflow before 4.4) bytes in the cache",
-       _wt("cache", "bytes belonging to the history store table in the cache", since=V44),
-       _wt("cache", "bytes belonging to the cache overflow table in the cache", since=V36, before=V44),
-       # early 3.6 patch releases still said "lookaside" (seen in real 3.6.2 to 3.6.5 documents)
-       _wt("cache", "bytes belonging to the lookaside table in the cache", since=V36, before=V40)),
-    _m("cache.app_evicted_pages", Unit.PAGES, C, "pages evicted by application threads",
-       _wt("cache", "pages evicted by application threads", before=V81),
-       Difference(_wt("cache", "page evict attempts by application threads", since=V81),
-                  _wt("cache", "page evict failures by application threads", since=V81))),
-    _m("cache.app_evicted_modified_pages", Unit.PAGES, C, "modified pages evicted by application threads",
-       _wt("cache", "modified pages evicted by application threads", before=V81),
-       Difference(_wt("cache", "modified page evict attempts by application threads", since=V81),
-                  _wt("cache", "modified page evict failures by application threads", since=V81))),
-    _m("cache.app_evict_time_us", Unit.US, C, "application thread time evicting",
-       _wt("thread-yield", "application thread time evicting (usecs)", since=V34, before=V80),
-       _wt("cache", "application thread time evicting (usecs)", since=V80)),
-    _m("cache.app_wait_time_us", Unit.US, C, "application thread time waiting for cache",
-       _wt("thread-yield", "application thread time waiting for cache (usecs)", since=V34)),
-    _m("cache.app_page_writes", Unit.PAGES, C, "application threads page write from cache to disk count",
-       _wt("cache", "application threads page write from cache to disk count", since=V34)),
-    _m("cache.evicted_modified_pages", Unit.PAGES, C, "modified pages evicted (all threads)",
-       _wt("cache", "modified pages evicted")),
-    _m("cache.evicted_unmodified_pages", Unit.PAGES, C, "unmodified pages evicted (all threads)",
-       _wt("cache", "unmodified pages evicted")),
-    _m("cache.eviction_workers_active", Unit.COUNT, G, "eviction worker threads active",
-       # in the mongodb-3.4 branch tip, not in real 3.4.0; 3.4.6 is the first release seen with it
-       _wt("cache", "eviction worker thread active", since=(3, 4, 6))),
-    _m("cache.eviction_worker_evicted_pages", Unit.PAGES, C, "pages evicted by eviction worker threads",
-       _wt("cache", "eviction worker thread evicting pages", before=V81),
-       Difference(_wt("cache", "evict page attempts by eviction worker threads", since=V81),
-                  _wt("cache", "evict page failures by eviction worker threads", since=V81))),
-    _m("cache.eviction_state", Unit.STATE, E, "eviction state bitmask (decode with eviction_state_flags)",
-       _wt("cache", "eviction state", since=V34)),
-    _m("cache.eviction_slow", Unit.COUNT, C, "eviction server unable to reach eviction goal",
-       _wt("cache", "eviction server unable to reach eviction goal")),
-    _m("cache.timed_out_ops", Unit.OPS, C, "operations timed out waiting for space in cache",
-       # stat_data.py has it from mongodb-3.6, but real 3.6.x documents lack it: 4.0 is the first seen
-       _wt("cache", "operations timed out waiting for space in cache", since=V40)),
-    _m("cache.urgent_queued_pages", Unit.PAGES, C, "pages queued for urgent eviction",
-       _wt("cache", "pages queued for urgent eviction")),
+    _m(
+        "cache.max_bytes",
+        Unit.BYTES,
+        G,
+        "cache size (maximum bytes configured)",
+        _wt("cache", "maximum bytes configured"),
+    ),
+    _m("cache.bytes", Unit.BYTES, G, "bytes currently in the cache", _wt("cache", "bytes currently in the cache")),
+    _m(
+        "cache.dirty_bytes",
+        Unit.BYTES,
+        G,
+        "tracked dirty bytes in the cache",
+        _wt("cache", "tracked dirty bytes in the cache"),
+    ),
+    _m(
+        "cache.updates_bytes",
+        Unit.BYTES,
+        G,
+        "bytes allocated for updates (drives eviction_updates_*)",
+        _wt("cache", "bytes allocated for updates", since=V44),
+    ),
+    _m(
+        "cache.hs_bytes",
+        Unit.BYTES,
+        G,
+        "history store (cache overflow before 4.4) bytes in the cache",
+        _wt("cache", "bytes belonging to the history store table in the cache", since=V44),
+        _wt("cache", "bytes belonging to the cache overflow table in the cache", since=V36, before=V44),
+        # early 3.6 patch releases still said "lookaside" (seen in real 3.6.2 to 3.6.5 documents)
+        _wt("cache", "bytes belonging to the lookaside table in the cache", since=V36, before=V40),
+    ),
+    _m(
+        "cache.app_evicted_pages",
+        Unit.PAGES,
+        C,
+        "pages evicted by application threads",
+        _wt("cache", "pages evicted by application threads", before=V81),
+        Difference(
+            _wt("cache", "page evict attempts by application threads", since=V81),
+            _wt("cache", "page evict failures by application threads", since=V81),
+        ),
+    ),
+    _m(
+        "cache.app_evicted_modified_pages",
+        Unit.PAGES,
+        C,
+        "modified pages evicted by application threads",
+        _wt("cache", "modified pages evicted by application threads", before=V81),
+        Difference(
+            _wt("cache", "modified page evict attempts by application threads", since=V81),
+            _wt("cache", "modified page evict failures by application threads", since=V81),
+        ),
+    ),
+    _m(
+        "cache.app_evict_time_us",
+        Unit.US,
+        C,
+        "application thread time evicting",
+        _wt("thread-yield", "application thread time evicting (usecs)", since=V34, before=V80),
+        _wt("cache", "application thread time evicting (usecs)", since=V80),
+    ),
+    _m(
+        "cache.app_wait_time_us",
+        Unit.US,
+        C,
+        "application thread time waiting for cache",
+        _wt("thread-yield", "application thread time waiting for cache (usecs)", since=V34),
+    ),
+    _m(
+        "cache.app_page_writes",
+        Unit.PAGES,
+        C,
+        "application threads page write from cache to disk count",
+        _wt("cache", "application threads page write from cache to disk count", since=V34),
+    ),
+    _m(
+        "cache.evicted_modified_pages",
+        Unit.PAGES,
+        C,
+        "modified pages evicted (all threads)",
+        _wt("cache", "modified pages evicted"),
+    ),
+    _m(
+        "cache.evicted_unmodified_pages",
+        Unit.PAGES,
+        C,
+        "unmodified pages evicted (all threads)",
+        _wt("cache", "unmodified pages evicted"),
+    ),
+    _m(
+        "cache.eviction_workers_active",
+        Unit.COUNT,
+        G,
+        "eviction worker threads active",
+        # in the mongodb-3.4 branch tip, not in real 3.4.0; 3.4.6 is the first release seen with it
+        _wt("cache", "eviction worker thread active", since=(3, 4, 6)),
+    ),
+    _m(
+        "cache.eviction_worker_evicted_pages",
+        Unit.PAGES,
+        C,
+        "pages evicted by eviction worker threads",
+        _wt("cache", "eviction worker thread evicting pages", before=V81),
+        Difference(
+            _wt("cache", "evict page attempts by eviction worker threads", since=V81),
+            _wt("cache", "evict page failures by eviction worker threads", since=V81),
+        ),
+    ),
+    _m(
+        "cache.eviction_state",
+        Unit.STATE,
+        E,
+        "eviction state bitmask (decode with eviction_state_flags)",
+        _wt("cache", "eviction state", since=V34),
+    ),
+    _m(
+        "cache.eviction_slow",
+        Unit.COUNT,
+        C,
+        "eviction server unable to reach eviction goal",
+        _wt("cache", "eviction server unable to reach eviction goal"),
+    ),
+    _m(
+        "cache.timed_out_ops",
+        Unit.OPS,
+        C,
+        "operations timed out waiting for space in cache",
+        # stat_data.py has it from mongodb-3.6, but real 3.6.x documents lack it: 4.0 is the first seen
+        _wt("cache", "operations timed out waiting for space in cache", since=V40),
+    ),
+    _m(
+        "cache.urgent_queued_pages",
+        Unit.PAGES,
+        C,
+        "pages queued for urgent eviction",
+        _wt("cache", "pages queued for urgent eviction"),
+    ),
     # journal
     _m("journal.bytes_written", Unit.BYTES, C, "journal (log) bytes written", _wt("log", "log bytes written")),
     _m("journal.syncs", Unit.COUNT, C, "journal sync operations", _wt("log", "log sync operations")),
@@ -286,12 +423,20 @@ METRICS: tuple[Metric, ...] = (
     _m("conn.fsyncs", Unit.COUNT, C, "WiredTiger fsync calls", _wt("connection", "total fsync I/Os")),
     # tickets: wiredTiger.concurrentTransactions up to 7.0, queues.execution from 8.0 (DataDog#22320)
     *(
-        _m(f"tickets.{rw}.{key}", Unit.COUNT, G, f"{rw} tickets {label}",
-           Field(("wiredTiger", "concurrentTransactions", rw, field), before=V71),
-           Field(("queues", "execution", rw, field), since=V80))
+        _m(
+            f"tickets.{rw}.{key}",
+            Unit.COUNT,
+            G,
+            f"{rw} tickets {label}",
+            Field(("wiredTiger", "concurrentTransactions", rw, field), before=V71),
+            Field(("queues", "execution", rw, field), since=V80),
+        )
         for rw in ("read", "write")
-        for key, field, label in (("out", "out", "in use"), ("available", "available", "available"),
-                                  ("total", "totalTickets", "in total"))
+        for key, field, label in (
+            ("out", "out", "in use"),
+            ("available", "available", "available"),
+            ("total", "totalTickets", "in total"),
+        )
     ),
     # operations
     *(
@@ -302,10 +447,20 @@ METRICS: tuple[Metric, ...] = (
         m
         for kind in ("reads", "writes", "commands")
         for m in (
-            _m(f"lat.{kind}.latency_us", Unit.US, C, f"total latency of {kind}",
-               Field(("opLatencies", kind, "latency"), since=V34)),
-            _m(f"lat.{kind}.ops", Unit.OPS, C, f"{kind} counted in opLatencies",
-               Field(("opLatencies", kind, "ops"), since=V34)),
+            _m(
+                f"lat.{kind}.latency_us",
+                Unit.US,
+                C,
+                f"total latency of {kind}",
+                Field(("opLatencies", kind, "latency"), since=V34),
+            ),
+            _m(
+                f"lat.{kind}.ops",
+                Unit.OPS,
+                C,
+                f"{kind} counted in opLatencies",
+                Field(("opLatencies", kind, "ops"), since=V34),
+            ),
         )
     ),
     *(
@@ -315,16 +470,30 @@ METRICS: tuple[Metric, ...] = (
     _m("conn.current", Unit.COUNT, G, "client connections", Field(("connections", "current"))),
     _m("uptime_ms", Unit.MS, C, "server uptime (a decrease marks a restart)", Field(("uptimeMillis",))),
 )
+# fmt: on
 
 CATALOGUE: dict[str, Metric] = {m.name: m for m in METRICS}
 
 # The metrics without which there is no checkpoint analysis at all: a server lacking any of them
 # (for its version) is reported, not silently analysed.
 CORE: tuple[str, ...] = (
-    "ckpt.generation", "ckpt.recent_ms", "ckpt.total_ms", "ckpt.bytes_written", "block.bytes_written",
-    "cache.max_bytes", "cache.bytes", "cache.dirty_bytes", "cache.app_evicted_pages",
-    "cache.app_wait_time_us", "cache.eviction_state", "journal.bytes_written", "ops.insert",
-    "ops.query", "ops.update", "ops.delete", "uptime_ms",
+    "ckpt.generation",
+    "ckpt.recent_ms",
+    "ckpt.total_ms",
+    "ckpt.bytes_written",
+    "block.bytes_written",
+    "cache.max_bytes",
+    "cache.bytes",
+    "cache.dirty_bytes",
+    "cache.app_evicted_pages",
+    "cache.app_wait_time_us",
+    "cache.eviction_state",
+    "journal.bytes_written",
+    "ops.insert",
+    "ops.query",
+    "ops.update",
+    "ops.delete",
+    "uptime_ms",
 )
 
 
@@ -381,10 +550,22 @@ def coverage(doc: Mapping[str, Any], version: Version | None = None) -> Coverage
 
 # --- eviction state ----------------------------------------------------------------------------
 # WT_CACHE_EVICT_* bits in src/include/cache.h: the layout moved in 7.0 (mongodb-facts.md §3a).
-_EVICTION_BITS_OLD = {0x001: "clean", 0x002: "clean_hard", 0x008: "dirty", 0x010: "dirty_hard",
-                      0x080: "updates", 0x100: "updates_hard"}
-_EVICTION_BITS_70 = {0x001: "clean", 0x002: "clean_hard", 0x004: "dirty", 0x008: "dirty_hard",
-                     0x040: "updates", 0x080: "updates_hard"}
+_EVICTION_BITS_OLD = {
+    0x001: "clean",
+    0x002: "clean_hard",
+    0x008: "dirty",
+    0x010: "dirty_hard",
+    0x080: "updates",
+    0x100: "updates_hard",
+}
+_EVICTION_BITS_70 = {
+    0x001: "clean",
+    0x002: "clean_hard",
+    0x004: "dirty",
+    0x008: "dirty_hard",
+    0x040: "updates",
+    0x080: "updates_hard",
+}
 
 
 def eviction_state_flags(state: int, version: Version | None) -> tuple[str, ...]:

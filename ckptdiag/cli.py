@@ -44,23 +44,43 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def connection_options(func: F) -> F:
     """The options mongostat users expect, on every command that connects to a server."""
     options = [
-        click.option("--uri", envvar="MONGODB_URI", show_envvar=True, default=None, metavar="URI",
-                     help="MongoDB URI (auth and TLS options may go in it) [default: mongodb://localhost:27017]."),
+        click.option(
+            "--uri",
+            envvar="MONGODB_URI",
+            show_envvar=True,
+            default=None,
+            metavar="URI",
+            help="MongoDB URI (auth and TLS options may go in it) [default: mongodb://localhost:27017].",
+        ),
         click.option("--host", default=None, help="Server host (replaces the URI's host)."),
         click.option("--port", type=click.IntRange(1, 65535), default=None, help="Server port."),
         click.option("-u", "--username", default=None, help="User name."),
-        click.option("-p", "--password", default=None,
-                     help="Password (prompted for when --username is given without it on a terminal)."),
+        click.option(
+            "-p",
+            "--password",
+            default=None,
+            help="Password (prompted for when --username is given without it on a terminal).",
+        ),
         click.option("--authenticationDatabase", "auth_db", default=None, help="Database that holds the user."),
-        click.option("--authenticationMechanism", "auth_mechanism", default=None,
-                     help="SCRAM-SHA-256, SCRAM-SHA-1, MONGODB-X509, ..."),
+        click.option(
+            "--authenticationMechanism",
+            "auth_mechanism",
+            default=None,
+            help="SCRAM-SHA-256, SCRAM-SHA-1, MONGODB-X509, ...",
+        ),
         click.option("--tls/--no-tls", "tls", default=None, help="Use TLS (also --ssl)."),
         click.option("--ssl", "tls", flag_value=True, hidden=True),
         click.option("--tlsCAFile", "tls_ca_file", type=click.Path(dir_okay=False), default=None),
         click.option("--tlsCertificateKeyFile", "tls_cert_key_file", type=click.Path(dir_okay=False), default=None),
         click.option("--tlsAllowInvalidCertificates", "tls_allow_invalid", is_flag=True, default=False),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(0.1, 600), default=5.0, show_default=True,
-                     help="Seconds to wait for the server."),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=click.FloatRange(0.1, 600),
+            default=5.0,
+            show_default=True,
+            help="Seconds to wait for the server.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -77,7 +97,7 @@ def parse_duration(text: str | None) -> float | None:
         return None
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     text = text.strip().lower()
-    factor = units.get(text[-1:], None)
+    factor = units.get(text[-1:])
     number = text[:-1] if factor else text
     try:
         value = float(number) * (factor or 1)
@@ -91,7 +111,7 @@ def parse_duration(text: str | None) -> float | None:
 @contextmanager
 def _stop_signals(on_stop: Callable[[str], None]) -> Iterator[None]:
     """Ctrl-C and SIGTERM ask the sampler to stop cleanly; a second Ctrl-C stops at once."""
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
 
     def handler(signum: int, _frame: FrameType | None) -> None:
         on_stop("interrupted" if signum == signal.SIGINT else "terminated")
@@ -108,20 +128,55 @@ def _stop_signals(on_stop: Callable[[str], None]) -> Iterator[None]:
 
 @cli.command(context_settings=CONTEXT)
 @connection_options
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Recording file (.jsonl, or .jsonl.gz for gzip) [default: ckptdiag-<UTC time>.jsonl.gz].")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Recording file (.jsonl, or .jsonl.gz for gzip) [default: ckptdiag-<UTC time>.jsonl.gz].",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
-@click.option("--ndjson", "ndjson", type=click.Choice(["-"]), default=None,
-              help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes.")
-@click.option("-i", "--interval", type=click.FloatRange(0.1, 3600), default=1.0, show_default=True,
-              help="Seconds between samples.")
-@click.option("-d", "--duration", default=None, metavar="DURATION",
-              help="Stop after this long (90, 90s, 10m, 2h) [default: until Ctrl-C].")
-@click.option("--device", "devices", multiple=True, metavar="NAME",
-              help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].")
+@click.option(
+    "--ndjson",
+    "ndjson",
+    type=click.Choice(["-"]),
+    default=None,
+    help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes.",
+)
+@click.option(
+    "-i",
+    "--interval",
+    type=click.FloatRange(0.1, 3600),
+    default=1.0,
+    show_default=True,
+    help="Seconds between samples.",
+)
+@click.option(
+    "-d",
+    "--duration",
+    default=None,
+    metavar="DURATION",
+    help="Stop after this long (90, 90s, 10m, 2h) [default: until Ctrl-C].",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="NAME",
+    help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
+)
 @click.pass_context
-def record(ctx: click.Context, output: Path | None, overwrite: bool, ndjson: str | None, interval: float,
-           duration: str | None, devices: tuple[str, ...], **conn: Any) -> None:
+def record(
+    ctx: click.Context,
+    /,
+    output: Path | None,
+    overwrite: bool,
+    ndjson: str | None,
+    interval: float,
+    duration: str | None,
+    devices: tuple[str, ...],
+    **conn: Any,
+) -> None:
     """Sample serverStatus and /proc/diskstats every second into a recording.
 
     Reads buildInfo, hostInfo and getCmdLineOpts once, then serverStatus (only the sections
@@ -140,9 +195,16 @@ def record(ctx: click.Context, output: Path | None, overwrite: bool, ndjson: str
         conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
     if output is None and ndjson is None:
         output = Path(time.strftime("ckptdiag-%Y%m%dT%H%M%SZ.jsonl.gz", time.gmtime()))
-    request = RecordRequest(conn=conn, output=output, overwrite=overwrite, stream_stdout=ndjson == "-",
-                            interval=interval, duration=seconds, devices=devices,
-                            live=sys.stdout.isatty() and ndjson is None)
+    request = RecordRequest(
+        conn=conn,
+        output=output,
+        overwrite=overwrite,
+        stream_stdout=ndjson == "-",
+        interval=interval,
+        duration=seconds,
+        devices=devices,
+        live=sys.stdout.isatty() and ndjson is None,
+    )
     result = run_record(request, _stop_signals, _err)
     if result.stopped_by == "interrupted":
         ctx.exit(ExitStatus.INTERRUPTED)
@@ -182,4 +244,3 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         _err(f"error: unexpected {type(exc).__name__}: {exc} (hint: rerun with --debug and report it)")
         sys.exit(ExitStatus.ERROR)
-

@@ -150,17 +150,18 @@ class Sampler:
                         rtt_ms = (self.clock.monotonic() - mono) * 1000
                         uptime = doc.get("uptimeMillis")
                         doc_pid = doc.get("pid")
-                        restarted = (isinstance(uptime, (int, float)) and last_uptime is not None
-                                     and uptime < last_uptime) or (
-                            isinstance(doc_pid, int) and pid is not None and doc_pid != pid)
+                        restarted = (
+                            isinstance(uptime, (int, float)) and last_uptime is not None and uptime < last_uptime
+                        ) or (isinstance(doc_pid, int) and pid is not None and doc_pid != pid)
                         if restarted:
                             result.restarts += 1
                             pid = doc_pid if isinstance(doc_pid, int) else pid
                             self._event("restart", result, next_seq=seq)
                         if isinstance(uptime, (int, float)):
                             last_uptime = float(uptime)
-                        sample = build_sample(doc, seq=seq, wall=wall, mono=mono, rtt_ms=rtt_ms,
-                                              skipped=pending_skip, disks=disks)
+                        sample = build_sample(
+                            doc, seq=seq, wall=wall, mono=mono, rtt_ms=rtt_ms, skipped=pending_skip, disks=disks
+                        )
                         if sample.get("wt_missing"):
                             result.wt_missing += 1
                         self.writer.write(sample, mono)
@@ -176,16 +177,29 @@ class Sampler:
                 tick, skipped = self._next_tick(start, tick)
                 pending_skip += skipped
         finally:
-            self._event("end", result, reason=self._stop or result.stopped_by, samples=result.samples,
-                        gaps=result.gaps, restarts=result.restarts, skipped_ticks=result.skipped_ticks)
+            self._event(
+                "end",
+                result,
+                reason=self._stop or result.stopped_by,
+                samples=result.samples,
+                gaps=result.gaps,
+                restarts=result.restarts,
+                skipped_ticks=result.skipped_ticks,
+            )
             self.writer.flush()
         return result
 
     def _coverage_event(self, doc: Mapping[str, Any], info: ServerInfo, result: RecordResult) -> None:
         # Once per recording: which path each metric came from, and what this version lacks.
         cov = catalogue.coverage(doc, catalogue.parse_version(info.version))
-        self._event("coverage", result, version=info.version, missing=list(cov.missing),
-                    not_in_version=list(cov.not_in_version), paths=cov.resolved)
+        self._event(
+            "coverage",
+            result,
+            version=info.version,
+            missing=list(cov.missing),
+            not_in_version=list(cov.not_in_version),
+            paths=cov.resolved,
+        )
 
     def _next_tick(self, start: float, tick: int) -> tuple[int, int]:
         """The next tick to take and how many were skipped: a tick late by over half an interval is."""

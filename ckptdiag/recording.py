@@ -10,6 +10,7 @@ before a crash is read back.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gzip
 import json
@@ -54,8 +55,11 @@ def _histograms(doc: Mapping[str, Any]) -> dict[str, list[list[int]]]:
     for kind in ("reads", "writes", "commands"):
         buckets = (latencies.get(kind) or {}).get("histogram")
         if isinstance(buckets, list) and buckets:
-            out[kind] = [[int(b["micros"]), int(b["count"])] for b in buckets
-                         if isinstance(b, Mapping) and "micros" in b and "count" in b]
+            out[kind] = [
+                [int(b["micros"]), int(b["count"])]
+                for b in buckets
+                if isinstance(b, Mapping) and "micros" in b and "count" in b
+            ]
     return out
 
 
@@ -97,8 +101,14 @@ def build_sample(
 class RecordingWriter:
     """Appends header, samples and events to a new file (never overwrites) and/or a stream."""
 
-    def __init__(self, path: Path | None, stream: IO[str] | None = None, *, flush_every_s: float = FLUSH_EVERY_S,
-                 overwrite: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        stream: IO[str] | None = None,
+        *,
+        flush_every_s: float = FLUSH_EVERY_S,
+        overwrite: bool = False,
+    ) -> None:
         self.path = path
         self.stream = stream
         self.flush_every_s = flush_every_s
@@ -111,11 +121,14 @@ class RecordingWriter:
             try:
                 self._raw = open(path, "wb" if overwrite else "xb")  # noqa: SIM115 - closed in close()
             except FileExistsError:
-                raise OutputError(f"{path} already exists; ckptdiag never overwrites a recording",
-                                  "choose another -o name, or pass --overwrite") from None
+                raise OutputError(
+                    f"{path} already exists; ckptdiag never overwrites a recording",
+                    "choose another -o name, or pass --overwrite",
+                ) from None
             except OSError as exc:
-                raise OutputError(f"cannot write {path}: {exc.strerror}",
-                                  "check the directory exists and is writable") from None
+                raise OutputError(
+                    f"cannot write {path}: {exc.strerror}", "check the directory exists and is writable"
+                ) from None
             if path.name.endswith(".gz"):
                 self._gz = gzip.GzipFile(filename=path.name[:-3], mode="wb", fileobj=self._raw, mtime=0)
 
@@ -123,10 +136,8 @@ class RecordingWriter:
         """Remove a file that never received a header (nothing was recorded in it)."""
         if self.path is not None and self.lines == 0:
             self.close()
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.path)
-            except OSError:
-                pass
 
     def write(self, obj: Mapping[str, Any], now: float) -> None:
         """Write one line; flush when ``flush_every_s`` has passed since the last flush."""
@@ -173,8 +184,14 @@ def _json_default(value: Any) -> Any:
     return str(value)  # ObjectId, Timestamp, Decimal128 in header documents
 
 
-def header(*, source: Mapping[str, Any], server: Mapping[str, Any], options: Mapping[str, Any],
-           disks: Mapping[str, Any], created: float) -> dict[str, Any]:
+def header(
+    *,
+    source: Mapping[str, Any],
+    server: Mapping[str, Any],
+    options: Mapping[str, Any],
+    disks: Mapping[str, Any],
+    created: float,
+) -> dict[str, Any]:
     """The first line of a recording."""
     return {
         "type": "header",
@@ -190,6 +207,7 @@ def header(*, source: Mapping[str, Any], server: Mapping[str, Any], options: Map
 
 
 # --- reading -------------------------------------------------------------------------------------
+
 
 @dataclass
 class Recording:
@@ -256,18 +274,24 @@ def read_recording(path: Path | str) -> Recording:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
     lines, truncated = _decompressed_lines(raw, raw[:2] == b"\x1f\x8b")
-    if not lines:
-        raise InputError(f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?")
+    if not raw:
+        raise InputError(
+            f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
+        )
     try:
-        head = json.loads(lines[0])
+        head = json.loads(lines[0]) if lines else None
     except ValueError:
         head = None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise InputError(f"{path} is not a ckptdiag recording",
-                         "give a file written by 'ckptdiag record -o', or an FTDC metrics file")
+        raise InputError(
+            f"{path} is not a ckptdiag recording",
+            "give a file written by 'ckptdiag record -o', or an FTDC metrics file",
+        )
     if int(head.get("format_version", 0)) > FORMAT_VERSION:
-        raise InputError(f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
-                         "upgrade ckptdiag: pip install -U ckptdiag")
+        raise InputError(
+            f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
+            "upgrade ckptdiag: pip install -U ckptdiag",
+        )
     rec = Recording(str(path), head, truncated=truncated)
     for line in lines[1:]:
         try:
@@ -288,12 +312,18 @@ def iter_sample_rows(samples: Iterable[Mapping[str, Any]]) -> Iterator[dict[str,
     from ckptdiag.sources.diskstats import _FIELD_NAMES
 
     for s in samples:
-        row: dict[str, Any] = {"t": s["t"], "mono": s.get("mono"), "seq": s.get("seq"),
-                               "rtt_ms": s.get("rtt_ms"), "skipped": s.get("skipped", 0),
-                               "server_ms": s.get("server_ms"), "wt_missing": bool(s.get("wt_missing", False))}
+        row: dict[str, Any] = {
+            "t": s["t"],
+            "mono": s.get("mono"),
+            "seq": s.get("seq"),
+            "rtt_ms": s.get("rtt_ms"),
+            "skipped": s.get("skipped", 0),
+            "server_ms": s.get("server_ms"),
+            "wt_missing": bool(s.get("wt_missing", False)),
+        }
         row.update(s.get("m", {}))
         for dev, values in (s.get("disk") or {}).items():
-            for name, value in zip(_FIELD_NAMES, values):
+            for name, value in zip(_FIELD_NAMES, values, strict=False):
                 row[f"disk.{dev}.{name}"] = value
         for kind, buckets in (s.get("hist") or {}).items():
             for micros, count in buckets:
@@ -309,13 +339,13 @@ def samples_frame(samples: list[dict[str, Any]], events: list[dict[str, Any]] | 
     """
     import pandas as pd
 
-    frame = pd.DataFrame.from_records(list(iter_sample_rows(samples)))
+    frame: pd.DataFrame = pd.DataFrame.from_records(list(iter_sample_rows(samples)))
     if frame.empty:
         return frame
     frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
     frame.index.name = "time"
-    gap_seqs = {e.get("next_seq") for e in events or () if e.get("kind") == "gap"}
-    restart_seqs = sorted(e.get("next_seq") for e in events or () if e.get("kind") == "restart")
+    gap_seqs = {int(e["next_seq"]) for e in events or () if e.get("kind") == "gap"}
+    restart_seqs = sorted(int(e["next_seq"]) for e in events or () if e.get("kind") == "restart")
     frame["gap_before"] = frame["seq"].isin(gap_seqs)
     segment = pd.Series(0, index=frame.index)
     for seq in restart_seqs:

@@ -9,8 +9,11 @@ from urllib.parse import parse_qsl, quote, urlencode
 REDACTED = "<redacted>"
 # Option and field names that carry secrets: passwords, tokens, keys (but not file *paths* to keys,
 # which the DBA needs to see, and which mongod itself prints).
-_SECRET = re.compile(r"pass(word|wd|phrase)?|secret|token|credential|^key$|kmsproviders|"
-                     r"authmechanismproperties|clientkey|privatekey", re.I)
+_SECRET = re.compile(
+    r"pass(word|wd|phrase)?|secret|token|credential|^key$|kmsproviders|"
+    r"authmechanismproperties|clientkey|privatekey",
+    re.I,
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -44,8 +47,10 @@ def redact_uri(uri: str) -> str:
 def redact_doc(obj: Any) -> Any:
     """A copy of a document (getCmdLineOpts, a config) with secret values and argv secrets replaced."""
     if isinstance(obj, dict):
-        return {k: (REDACTED if is_secret_name(str(k)) and not isinstance(v, (dict, list)) else redact_doc(v))
-                for k, v in obj.items()}
+        return {
+            k: (REDACTED if is_secret_name(str(k)) and not isinstance(v, (dict, list)) else redact_doc(v))
+            for k, v in obj.items()
+        }
     if isinstance(obj, list):
         if all(isinstance(x, str) for x in obj):
             return _redact_argv(obj)

@@ -37,21 +37,30 @@ class RecordRequest:
 def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
     """ConnectOptions from the CLI's connection options (URI: flag, then $MONGODB_URI, then default)."""
     return ConnectOptions(
-        uri=conn.get("uri") or DEFAULT_URI, host=conn.get("host"), port=conn.get("port"),
-        username=conn.get("username"), password=conn.get("password"), auth_db=conn.get("auth_db"),
-        auth_mechanism=conn.get("auth_mechanism"), tls=conn.get("tls"), tls_ca_file=conn.get("tls_ca_file"),
-        tls_cert_key_file=conn.get("tls_cert_key_file"), tls_allow_invalid=bool(conn.get("tls_allow_invalid")),
+        uri=conn.get("uri") or DEFAULT_URI,
+        host=conn.get("host"),
+        port=conn.get("port"),
+        username=conn.get("username"),
+        password=conn.get("password"),
+        auth_db=conn.get("auth_db"),
+        auth_mechanism=conn.get("auth_mechanism"),
+        tls=conn.get("tls"),
+        tls_ca_file=conn.get("tls_ca_file"),
+        tls_cert_key_file=conn.get("tls_cert_key_file"),
+        tls_allow_invalid=bool(conn.get("tls_allow_invalid")),
         timeout_s=float(conn.get("timeout_s") or 5.0),
     )
 
 
-def run_record(request: RecordRequest, stop_signals: StopSignals, warn: Warn,
-               source: Source | None = None) -> RecordResult:
+def run_record(
+    request: RecordRequest, stop_signals: StopSignals, warn: Warn, source: Source | None = None
+) -> RecordResult:
     """Record a server into a file and/or stdout; the file is complete however the run ends."""
     options = connect_options(request.conn)
     # The output is opened before connecting: an unwritable path fails before any sampling.
-    writer = recording.RecordingWriter(request.output, sys.stdout if request.stream_stdout else None,
-                                       overwrite=request.overwrite)
+    writer = recording.RecordingWriter(
+        request.output, sys.stdout if request.stream_stdout else None, overwrite=request.overwrite
+    )
     clock = SystemClock()
     src: Source = source if source is not None else MongoSource(options)
     try:
@@ -69,13 +78,16 @@ def run_record(request: RecordRequest, stop_signals: StopSignals, warn: Warn,
         def read_disks() -> dict[str, tuple[DiskCounters, int]]:
             return {k: v for k, v in read_diskstats().items() if k in watched}
 
-        writer.write(recording.header(
-            source={"kind": src.kind, "uri": options.display()},
-            server=info.to_json(),
-            options={"interval_s": request.interval, "duration_s": request.duration},
-            disks=plan.to_json(),
-            created=clock.wall(),
-        ), clock.monotonic())
+        writer.write(
+            recording.header(
+                source={"kind": src.kind, "uri": options.display()},
+                server=info.to_json(),
+                options={"interval_s": request.interval, "duration_s": request.duration},
+                disks=plan.to_json(),
+                created=clock.wall(),
+            ),
+            clock.monotonic(),
+        )
         target = str(request.output) if request.output else "stdout"
         if request.live:
             from rich.console import Console
@@ -85,18 +97,26 @@ def run_record(request: RecordRequest, stop_signals: StopSignals, warn: Warn,
             display: Any = LiveStatus(Console(), options.display(), target)
         else:
             display = None
-        sampler = Sampler(src, writer, clock=clock, interval=request.interval, duration=request.duration,
-                          read_disks=read_disks if watched else None,
-                          on_sample=display.on_sample if display else None,
-                          on_event=display.on_event if display else _event_printer(warn))
-        with stop_signals(sampler.request_stop), (display if display else nullcontext()):
+        sampler = Sampler(
+            src,
+            writer,
+            clock=clock,
+            interval=request.interval,
+            duration=request.duration,
+            read_disks=read_disks if watched else None,
+            on_sample=display.on_sample if display else None,
+            on_event=display.on_event if display else _event_printer(warn),
+        )
+        with stop_signals(sampler.request_stop), display if display else nullcontext():
             result = sampler.run(info)
     finally:
         writer.close()
         src.close()
-    warn(f"recorded {result.samples} samples to {target}"
-         f" ({result.gaps} gaps, {result.restarts} restarts, {result.skipped_ticks} skipped ticks,"
-         f" {result.wt_missing} without wiredTiger); stopped: {result.stopped_by}")
+    warn(
+        f"recorded {result.samples} samples to {target}"
+        f" ({result.gaps} gaps, {result.restarts} restarts, {result.skipped_ticks} skipped ticks,"
+        f" {result.wt_missing} without wiredTiger); stopped: {result.stopped_by}"
+    )
     return result
 
 
@@ -105,4 +125,5 @@ def _event_printer(warn: Warn) -> Callable[[dict[str, Any]], None]:
         if event["kind"] in ("gap", "reconnected", "restart"):
             detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
             warn(f"{event['time']} {event['kind']} {detail}".rstrip())
+
     return on_event

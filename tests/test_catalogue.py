@@ -51,8 +51,12 @@ def test_version_specific_absences() -> None:
     v34 = coverage(load_status("serverStatus_3.4.6__DatabaseMasters+CrowdFundingWebsite.json"))
     assert v70.not_in_version == ("ckpt.progress_state",)
     assert v80.not_in_version == ("ckpt.running",)
-    assert set(v34.not_in_version) == {"ckpt.progress_state", "cache.updates_bytes", "cache.hs_bytes",
-                                       "cache.timed_out_ops"}
+    assert set(v34.not_in_version) == {
+        "ckpt.progress_state",
+        "cache.updates_bytes",
+        "cache.hs_bytes",
+        "cache.timed_out_ops",
+    }
     # the 7.1 move of checkpoint statistics (WT-11171) is followed
     assert v70.resolved["ckpt.recent_ms"].startswith("wiredTiger.transaction")
     assert v80.resolved["ckpt.recent_ms"] == 'wiredTiger.checkpoint["most recent time (msecs)"]'
@@ -65,8 +69,9 @@ def test_82_app_thread_evictions_are_attempts_minus_failures() -> None:
     doc = load_status("serverStatus_8.2.10__AdilEnaanai+iwa2026.json")
     cache = doc["wiredTiger"]["cache"]
     values = catalogue.extract(doc)
-    assert values["cache.app_evicted_pages"] == (cache["page evict attempts by application threads"]
-                                                 - cache["page evict failures by application threads"])
+    assert values["cache.app_evicted_pages"] == (
+        cache["page evict attempts by application threads"] - cache["page evict failures by application threads"]
+    )
     assert "pages evicted by application threads" not in cache
     assert coverage(doc).resolved["cache.app_evicted_pages"].count(" - ") == 1
 
@@ -74,8 +79,9 @@ def test_82_app_thread_evictions_are_attempts_minus_failures() -> None:
 def test_73_checkpoint_count_sums_api_and_compaction() -> None:
     doc = load_status("serverStatus_8.0.13__Hazimleets+AI-News-Summarizer-Sentiment-Analyzer.json")
     ck = doc["wiredTiger"]["checkpoint"]
-    assert catalogue.extract(doc)["ckpt.count"] == (ck["number of checkpoints started by api"]
-                                                   + ck["number of checkpoints started by compaction"])
+    assert catalogue.extract(doc)["ckpt.count"] == (
+        ck["number of checkpoints started by api"] + ck["number of checkpoints started by compaction"]
+    )
 
 
 def test_mmapv1_lacks_every_wiredtiger_metric() -> None:
@@ -87,8 +93,12 @@ def test_mmapv1_lacks_every_wiredtiger_metric() -> None:
 
 
 def test_values_are_plain_numbers() -> None:
-    doc = {"wiredTiger": {"cache": {"maximum bytes configured": 1.5e9, "tracked dirty bytes in the cache": 7.25},
-                          "transaction": {"transaction checkpoint currently running": True}}}
+    doc = {
+        "wiredTiger": {
+            "cache": {"maximum bytes configured": 1.5e9, "tracked dirty bytes in the cache": 7.25},
+            "transaction": {"transaction checkpoint currently running": True},
+        }
+    }
     values = catalogue.extract(doc)
     assert values == {"cache.max_bytes": 1500000000, "cache.dirty_bytes": 7.25, "ckpt.running": 1}
     assert type(values["cache.max_bytes"]) is int
@@ -107,21 +117,31 @@ def test_every_metric_has_unit_kind_and_description() -> None:
 
 
 def test_sections_needed() -> None:
-    assert catalogue.sections() == {"wiredTiger", "opcounters", "opLatencies", "globalLock", "connections",
-                                    "queues", "uptimeMillis"}
+    assert catalogue.sections() == {
+        "wiredTiger",
+        "opcounters",
+        "opLatencies",
+        "globalLock",
+        "connections",
+        "queues",
+        "uptimeMillis",
+    }
 
 
-@pytest.mark.parametrize(("state", "version", "flags"), [
-    (0x000, (8, 0), ()),
-    (0x004, (7, 0), ("dirty",)),
-    (0x008, (8, 2), ("dirty_hard",)),
-    (0x0c0, (8, 0), ("updates", "updates_hard")),
-    (0x008, (6, 0), ("dirty",)),
-    (0x010, (4, 4), ("dirty_hard",)),
-    (0x180, (5, 0), ("updates", "updates_hard")),
-    (0x180, (4, 2), ()),  # no updates modes before 4.4
-    (0x003, (4, 0), ("clean", "clean_hard")),
-])
+@pytest.mark.parametrize(
+    ("state", "version", "flags"),
+    [
+        (0x000, (8, 0), ()),
+        (0x004, (7, 0), ("dirty",)),
+        (0x008, (8, 2), ("dirty_hard",)),
+        (0x0C0, (8, 0), ("updates", "updates_hard")),
+        (0x008, (6, 0), ("dirty",)),
+        (0x010, (4, 4), ("dirty_hard",)),
+        (0x180, (5, 0), ("updates", "updates_hard")),
+        (0x180, (4, 2), ()),  # no updates modes before 4.4
+        (0x003, (4, 0), ("clean", "clean_hard")),
+    ],
+)
 def test_eviction_state_bit_layout_per_version(state: int, version: tuple[int, int], flags: tuple[str, ...]) -> None:
     assert eviction_state_flags(state, version) == flags
 

@@ -20,9 +20,16 @@ class ReplayServer:
     to drop the connection (a lost server), or a document without ``wiredTiger``.
     """
 
-    def __init__(self, base: Doc, status: Callable[[int, Doc], Doc | str] | None = None,
-                 cmdline: Doc | None = None, host_info: Doc | None = None, wire_version: int = 21,
-                 hello_extra: Doc | None = None, fail: dict[str, Doc] | None = None) -> None:
+    def __init__(
+        self,
+        base: Doc,
+        status: Callable[[int, Doc], Doc | str] | None = None,
+        cmdline: Doc | None = None,
+        host_info: Doc | None = None,
+        wire_version: int = 21,
+        hello_extra: Doc | None = None,
+        fail: dict[str, Doc] | None = None,
+    ) -> None:
         self.base = base
         self.status = status or (lambda n, base: base)
         self.calls = 0
@@ -31,8 +38,13 @@ class ReplayServer:
         self.cmdline = cmdline or {"argv": ["mongod"], "parsed": {"storage": {"dbPath": "/data/db"}}}
         self.host_info = host_info or {"system": {"hostname": "replay", "memSizeMB": 16384, "numCores": 4}}
         self.fail = fail or {}
-        hello = {"ismaster": True, "isWritablePrimary": True, "maxWireVersion": wire_version,
-                 "minWireVersion": 0, **(hello_extra or {})}
+        hello = {
+            "ismaster": True,
+            "isWritablePrimary": True,
+            "maxWireVersion": wire_version,
+            "minWireVersion": 0,
+            **(hello_extra or {}),
+        }
         self.server = MockupDB(auto_ismaster=hello)
         self.server.autoresponds(self._handle)
 
@@ -73,6 +85,10 @@ class ReplayServer:
         if lname == "getparameter":
             request.reply({"syncdelay": 60.0, "wiredTigerEngineRuntimeConfig": "", "ok": 1})
             return True
+        if lname == "saslstart":
+            # PLAIN is a single step: accepting it lets tests carry real credentials end to end
+            request.reply({"conversationId": 1, "done": True, "payload": b"", "ok": 1})
+            return True
         if lname in ("ping", "endsessions"):
             request.reply({"ok": 1})
             return True
@@ -102,8 +118,10 @@ def replay(base: Doc, **kwargs: Any) -> Iterator[ReplayServer]:
 
 def advancing(step: Callable[[Doc, int], None]) -> Callable[[int, Doc], Doc]:
     """A status script that deep-copies the base document and lets ``step`` move its counters."""
+
     def status(n: int, base: Doc) -> Doc:
         doc = copy.deepcopy(base)
         step(doc, n)
         return doc
+
     return status

@@ -49,8 +49,7 @@ def instant(prev: Mapping[str, Any] | None, curr: Mapping[str, Any]) -> Instant:
         ops_s = sum(r for r in rates if r is not None) if any(r is not None for r in rates) else None
         app = _rate(pm, m, "cache.app_evicted_pages", dt)
         pd, cd = prev.get("disk") or {}, curr.get("disk") or {}
-        figures = [disk_rates(DiskCounters.from_list(pd[d]), DiskCounters.from_list(cd[d]), dt)
-                   for d in cd if d in pd]
+        figures = [disk_rates(DiskCounters.from_list(pd[d]), DiskCounters.from_list(cd[d]), dt) for d in cd if d in pd]
         if figures:
             write_mb = sum(f.wmb_s for f in figures)
             util = max(f.util_pct for f in figures)

@@ -49,21 +49,44 @@ class LiveStatus:
         """Show gaps, reconnects and restarts under the table."""
         if event["kind"] in ("gap", "reconnected", "restart", "server"):
             detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
-            self._notes = (self._notes + [f"{event['time']} {event['kind']} {detail}".rstrip()])[-3:]
+            self._notes = [*self._notes, f"{event['time']} {event['kind']} {detail}".rstrip()][-3:]
 
     def _render(self, f: Instant | None, elapsed: float) -> Table:
-        table = Table(title=f"ckptdiag record {self.target} -> {self.output}", title_justify="left",
-                      caption="\n".join(self._notes) or "Ctrl-C stops; the recording stays complete",
-                      caption_justify="left")
-        for name in ("elapsed", "samples", "checkpoint", "dirty %", "used %", "disk write MB/s",
-                     "disk util %", "ops/s", "app evictions/s"):
+        table = Table(
+            title=f"ckptdiag record {self.target} -> {self.output}",
+            title_justify="left",
+            caption="\n".join(self._notes) or "Ctrl-C stops; the recording stays complete",
+            caption_justify="left",
+        )
+        for name in (
+            "elapsed",
+            "samples",
+            "checkpoint",
+            "dirty %",
+            "used %",
+            "disk write MB/s",
+            "disk util %",
+            "ops/s",
+            "app evictions/s",
+        ):
             table.add_column(name, justify="right")
         if f is None:
             table.add_row(f"{elapsed:.0f}s", "0", "-", "-", "-", "-", "-", "-", "-")
             return table
-        ckpt = Text("-") if f.checkpoint_running is None else (
-            Text("RUNNING", style="bold red") if f.checkpoint_running else Text("idle", style="green"))
-        table.add_row(f"{elapsed:.0f}s", str(self._samples), ckpt, _fmt(f.dirty_pct, ".1f"),
-                      _fmt(f.used_pct, ".1f"), _fmt(f.disk_write_mb_s, ".1f"), _fmt(f.disk_util_pct, ".0f"),
-                      _fmt(f.ops_s, ",.0f"), _fmt(f.app_evictions_s, ",.0f"))
+        ckpt = (
+            Text("-")
+            if f.checkpoint_running is None
+            else (Text("RUNNING", style="bold red") if f.checkpoint_running else Text("idle", style="green"))
+        )
+        table.add_row(
+            f"{elapsed:.0f}s",
+            str(self._samples),
+            ckpt,
+            _fmt(f.dirty_pct, ".1f"),
+            _fmt(f.used_pct, ".1f"),
+            _fmt(f.disk_write_mb_s, ".1f"),
+            _fmt(f.disk_util_pct, ".0f"),
+            _fmt(f.ops_s, ",.0f"),
+            _fmt(f.app_evictions_s, ",.0f"),
+        )
         return table

@@ -66,9 +66,9 @@ def mount_of(path: str, mounts: list[Mount]) -> Mount | None:
     best: Mount | None = None
     for m in mounts:
         mp = m.mount_point.rstrip("/") or "/"
-        if path == mp or path.startswith(mp.rstrip("/") + "/") or mp == "/":
-            if best is None or len(mp) >= len(best.mount_point.rstrip("/") or "/"):
-                best = m
+        inside = path == mp or path.startswith(mp.rstrip("/") + "/") or mp == "/"
+        if inside and (best is None or len(mp) >= len(best.mount_point.rstrip("/") or "/")):
+            best = m
     return best
 
 
@@ -134,8 +134,9 @@ def map_path(path: str, mountinfo: str, sysfs: SysBlock) -> DeviceMap:
         except OSError:
             name = None
     if name is None:
-        return DeviceMap(path, mount, notes=(
-            f"{mount.mount_point} ({mount.fstype}, {mount.source}) is not on a block device",))
+        return DeviceMap(
+            path, mount, notes=(f"{mount.mount_point} ({mount.fstype}, {mount.source}) is not on a block device",)
+        )
     chain: list[str] = []
     disks = _physical(name, sysfs, chain)
     notes: list[str] = []
@@ -164,28 +165,48 @@ class DiskPlan:
 
     def to_json(self) -> dict[str, object]:
         """The header form."""
-        return {"devices": list(self.devices), "local_to_server": self.local, "chain": list(self.chain),
-                "notes": list(self.notes), "source": "/proc/diskstats"}
+        return {
+            "devices": list(self.devices),
+            "local_to_server": self.local,
+            "chain": list(self.chain),
+            "notes": list(self.notes),
+            "source": "/proc/diskstats",
+        }
 
 
-def plan_disks(dbpath: str, server_is_local: bool, override: tuple[str, ...], available: set[str],
-               mapper: Callable[[str], DeviceMap] = map_local_path) -> DiskPlan:
+def plan_disks(
+    dbpath: str,
+    server_is_local: bool,
+    override: tuple[str, ...],
+    available: set[str],
+    mapper: Callable[[str], DeviceMap] = map_local_path,
+) -> DiskPlan:
     """Decide which disks to watch: ``--device`` wins; else the disks under dbPath when local."""
     if override:
         unknown = [d for d in override if d not in available]
         if unknown:
-            raise UsageError(f"no device {', '.join(unknown)} in /proc/diskstats",
-                             f"choose from: {', '.join(sorted(available)) or 'none'}")
-        notes = () if server_is_local else (
-            "the server is on another host: these disk figures are this host's, not the server's",)
+            raise UsageError(
+                f"no device {', '.join(unknown)} in /proc/diskstats",
+                f"choose from: {', '.join(sorted(available)) or 'none'}",
+            )
+        notes = (
+            ()
+            if server_is_local
+            else ("the server is on another host: these disk figures are this host's, not the server's",)
+        )
         return DiskPlan(override, server_is_local, notes=notes)
     if not server_is_local:
-        return DiskPlan((), False, notes=(
-            "the server is on another host: its disks cannot be read here, so none are recorded "
-            "(read the server's FTDC diagnostic.data, or run ckptdiag on the server host)",))
+        return DiskPlan(
+            (),
+            False,
+            notes=(
+                "the server is on another host: its disks cannot be read here, so none are recorded "
+                "(read the server's FTDC diagnostic.data, or run ckptdiag on the server host)",
+            ),
+        )
     mapping = mapper(dbpath)
     devices = tuple(d for d in mapping.disks if d in available)
-    notes = list(mapping.notes)
+    found_notes = list(mapping.notes)
     if not devices:
-        notes.append(f"no disk found for dbPath {dbpath}; pass --device NAME to choose one")
-    return DiskPlan(devices, True, mapping.chain, tuple(notes))
+        found_notes.append(f"no disk found for dbPath {dbpath}; pass --device NAME to choose one")
+    return DiskPlan(devices, True, mapping.chain, tuple(found_notes))

@@ -14,11 +14,23 @@ from pathlib import Path
 SECTOR_BYTES = 512
 _TICKS_WRAP = 2**32  # rd_ticks & co are unsigned int in the kernel and in iostat
 _FIELD_NAMES = (
-    "rd_ios", "rd_merges", "rd_sectors", "rd_ticks",
-    "wr_ios", "wr_merges", "wr_sectors", "wr_ticks",
-    "ios_pgr", "tot_ticks", "rq_ticks",
-    "dc_ios", "dc_merges", "dc_sectors", "dc_ticks",
-    "fl_ios", "fl_ticks",
+    "rd_ios",
+    "rd_merges",
+    "rd_sectors",
+    "rd_ticks",
+    "wr_ios",
+    "wr_merges",
+    "wr_sectors",
+    "wr_ticks",
+    "ios_pgr",
+    "tot_ticks",
+    "rq_ticks",
+    "dc_ios",
+    "dc_merges",
+    "dc_sectors",
+    "dc_ticks",
+    "fl_ios",
+    "fl_ticks",
 )
 
 
@@ -51,7 +63,7 @@ class DiskCounters:
     @classmethod
     def from_list(cls, values: list[int]) -> DiskCounters:
         """Inverse of :meth:`as_list`; shorter lists (14- and 18-field kernels) leave zeros."""
-        return cls(**dict(zip(_FIELD_NAMES, (int(v) for v in values))))
+        return cls(**dict(zip(_FIELD_NAMES, (int(v) for v in values), strict=False)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +110,7 @@ def parse_diskstats(text: str) -> dict[str, tuple[DiskCounters, int]]:
             continue
         if len(parts) == 7:
             rd_ios, rd_sectors, wr_ios, wr_sectors = values
-            out[name] = (DiskCounters(rd_ios=rd_ios, rd_sectors=rd_sectors, wr_ios=wr_ios,
-                                      wr_sectors=wr_sectors), 4)
+            out[name] = (DiskCounters(rd_ios=rd_ios, rd_sectors=rd_sectors, wr_ios=wr_ios, wr_sectors=wr_sectors), 4)
         elif len(parts) >= 14:
             values = values[:17]
             out[name] = (DiskCounters.from_list(values), len(values))
@@ -131,8 +142,11 @@ def _avg(total: float, ios_prev: int, ios_curr: int) -> float:
 def device_was_reset(prev: DiskCounters, curr: DiskCounters) -> bool:
     """iostat's "removed then inserted again": summed ios and every sector counter went down."""
     ios_down = (curr.rd_ios + curr.wr_ios + curr.dc_ios) < (prev.rd_ios + prev.wr_ios + prev.dc_ios)
-    sectors_down = (curr.rd_sectors < prev.rd_sectors and curr.wr_sectors < prev.wr_sectors
-                    and (curr.dc_sectors < prev.dc_sectors or prev.dc_sectors == 0))
+    sectors_down = (
+        curr.rd_sectors < prev.rd_sectors
+        and curr.wr_sectors < prev.wr_sectors
+        and (curr.dc_sectors < prev.dc_sectors or prev.dc_sectors == 0)
+    )
     return ios_down and sectors_down
 
 
@@ -148,11 +162,16 @@ def disk_rates(prev: DiskCounters, curr: DiskCounters, dt_s: float) -> DiskRates
     if device_was_reset(prev, curr):
         prev = DiskCounters()
     dt = dt_s if dt_s > 0 else 1.0  # iostat get_interval: "if (!itv) itv = 1"
-    d_rd, d_wr, d_dc = (_delta(prev.rd_ios, curr.rd_ios), _delta(prev.wr_ios, curr.wr_ios),
-                        _delta(prev.dc_ios, curr.dc_ios))
-    rd_ticks, wr_ticks, dc_ticks = (_ticks(prev.rd_ticks, curr.rd_ticks),
-                                    _ticks(prev.wr_ticks, curr.wr_ticks),
-                                    _ticks(prev.dc_ticks, curr.dc_ticks))
+    d_rd, d_wr, d_dc = (
+        _delta(prev.rd_ios, curr.rd_ios),
+        _delta(prev.wr_ios, curr.wr_ios),
+        _delta(prev.dc_ios, curr.dc_ios),
+    )
+    rd_ticks, wr_ticks, dc_ticks = (
+        _ticks(prev.rd_ticks, curr.rd_ticks),
+        _ticks(prev.wr_ticks, curr.wr_ticks),
+        _ticks(prev.dc_ticks, curr.dc_ticks),
+    )
     all_ios = d_rd + d_wr + d_dc
     wr_sectors = _delta(prev.wr_sectors, curr.wr_sectors)
     return DiskRates(

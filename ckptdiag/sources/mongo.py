@@ -36,16 +36,58 @@ AUTH_FAILED = 18
 # collector excludes some the same way). Unknown names are ignored by the server, so one list fits
 # every version. The catalogue decides what is *needed*; this list only trims the rest.
 _EXCLUDED_SECTIONS = (
-    "asserts", "batchedDeletes", "bucketCatalog", "catalogStats", "changeStreamPreImages",
-    "collectionCatalog", "defaultRWConcern", "electionMetrics", "encryptionAtRest", "extra_info",
-    "featureCompatibilityVersion", "flowControl", "freeMonitoring", "health", "indexBuilds",
-    "indexBulkBuilder", "indexStats", "internalTransactions", "locks", "logicalSessionRecordCache",
-    "mem", "metrics", "mirroredReads", "network", "opReadConcernCounters", "opWriteConcernCounters",
-    "opcountersRepl", "oplogTruncation", "planCache", "profiler", "queryAnalyzers", "querySettings",
-    "readConcernCounters", "readPreferenceCounters", "repl", "scramCache", "security", "sharding",
-    "shardingStatistics", "shardSplits", "spillWiredTiger", "storageEngine", "tcmalloc",
-    "tenantMigrations", "trafficRecording", "transactions", "transportSecurity",
-    "twoPhaseCommitCoordinator", "watchdog", "writeBacksQueued", "service", "admission",
+    "asserts",
+    "batchedDeletes",
+    "bucketCatalog",
+    "catalogStats",
+    "changeStreamPreImages",
+    "collectionCatalog",
+    "defaultRWConcern",
+    "electionMetrics",
+    "encryptionAtRest",
+    "extra_info",
+    "featureCompatibilityVersion",
+    "flowControl",
+    "freeMonitoring",
+    "health",
+    "indexBuilds",
+    "indexBulkBuilder",
+    "indexStats",
+    "internalTransactions",
+    "locks",
+    "logicalSessionRecordCache",
+    "mem",
+    "metrics",
+    "mirroredReads",
+    "network",
+    "opReadConcernCounters",
+    "opWriteConcernCounters",
+    "opcountersRepl",
+    "oplogTruncation",
+    "planCache",
+    "profiler",
+    "queryAnalyzers",
+    "querySettings",
+    "readConcernCounters",
+    "readPreferenceCounters",
+    "repl",
+    "scramCache",
+    "security",
+    "sharding",
+    "shardingStatistics",
+    "shardSplits",
+    "spillWiredTiger",
+    "storageEngine",
+    "tcmalloc",
+    "tenantMigrations",
+    "trafficRecording",
+    "transactions",
+    "transportSecurity",
+    "twoPhaseCommitCoordinator",
+    "watchdog",
+    "writeBacksQueued",
+    "service",
+    "admission",
 )
 
 
@@ -130,11 +172,19 @@ class ServerInfo:
     def to_json(self) -> dict[str, Any]:
         """The header form of this identity (already redacted)."""
         return {
-            "version": self.version, "host": self.host, "process": self.process, "pid": self.pid,
-            "storage_engine": self.storage_engine, "dbpath": self.dbpath,
-            "dbpath_inferred": self.dbpath_inferred, "address": self.address,
-            "is_local": self.is_local, "cmdline": self.cmdline, "build": self.build,
-            "host_info": self.host_info, "parameters": self.parameters,
+            "version": self.version,
+            "host": self.host,
+            "process": self.process,
+            "pid": self.pid,
+            "storage_engine": self.storage_engine,
+            "dbpath": self.dbpath,
+            "dbpath_inferred": self.dbpath_inferred,
+            "address": self.address,
+            "is_local": self.is_local,
+            "cmdline": self.cmdline,
+            "build": self.build,
+            "host_info": self.host_info,
+            "parameters": self.parameters,
         }
 
 
@@ -155,8 +205,11 @@ def serverstatus_command(histograms: bool = True) -> SON[str, Any]:
 
 
 def _is_local_address(host: str) -> bool:
-    return host.split(":")[0].strip("[]") in {"localhost", "127.0.0.1", "::1"} or host.startswith(
-        ("127.", "/")) or host.endswith(".sock")
+    return (
+        host.split(":")[0].strip("[]") in {"localhost", "127.0.0.1", "::1"}
+        or host.startswith(("127.", "/"))
+        or host.endswith(".sock")
+    )
 
 
 def _subset(doc: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -180,18 +233,21 @@ class MongoSource:
             uri = self.options.client_uri()
             from pymongo.uri_parser import parse_uri
 
-            parsed = parse_uri(uri) if not uri.startswith("mongodb+srv://") else {"nodelist": [("srv", 0)], "options": {}}
-            if len(parsed["nodelist"]) > 1:
-                raise UsageError(
-                    "the URI names several hosts; checkpoints are per mongod",
-                    "give one member, e.g. --uri mongodb://db1:27017, and run one ckptdiag per node",
-                )
-            if "replicaset" not in {k.lower() for k in parsed.get("options", {})}:
-                kwargs["directConnection"] = True  # watch this node, even a secondary
+            if not uri.startswith("mongodb+srv://"):
+                parsed = parse_uri(uri)
+                if len(parsed["nodelist"]) > 1:
+                    raise UsageError(
+                        "the URI names several hosts; checkpoints are per mongod",
+                        "give one member, e.g. --uri mongodb://db1:27017, and run one ckptdiag per node",
+                    )
+                if "replicaset" not in {str(k).lower() for k in parsed["options"]}:
+                    kwargs["directConnection"] = True  # watch this node, even a secondary
             return MongoClient(uri, **kwargs)
         except (InvalidURI, ConfigurationError, ValueError) as exc:
-            raise UsageError(f"invalid MongoDB URI {self.options.display()}: {_clean(exc)}",
-                             "see mongodb://[user@]host[:port]/?options") from None
+            raise UsageError(
+                f"invalid MongoDB URI {self.options.display()}: {_clean(exc)}",
+                "see mongodb://[user@]host[:port]/?options",
+            ) from None
 
     def connect(self) -> ServerInfo:
         """Open the connection, check the server is a WiredTiger mongod, and read its identity."""
@@ -209,9 +265,16 @@ class MongoSource:
             build = client.admin.command("buildInfo")
             cmdline = client.admin.command("getCmdLineOpts")
             host_info = self._optional("hostInfo")
-            parameters = self._optional(SON([("getParameter", 1), ("syncdelay", 1),
-                                             ("journalCommitInterval", 1),
-                                             ("wiredTigerEngineRuntimeConfig", 1)]))
+            parameters = self._optional(
+                SON(
+                    [
+                        ("getParameter", 1),
+                        ("syncdelay", 1),
+                        ("journalCommitInterval", 1),
+                        ("wiredTigerEngineRuntimeConfig", 1),
+                    ]
+                )
+            )
         except OperationFailure as exc:
             raise _operation_error(exc, self.options.display()) from None
         except ServerSelectionTimeoutError as exc:
@@ -219,13 +282,18 @@ class MongoSource:
         except ConfigurationError as exc:
             raise _driver_too_new(exc, self.options.display()) from None
         except ConnectionFailure as exc:
-            raise ConnectError(f"cannot reach {self.options.display()}: {_clean(exc)}",
-                               "check that mongod is running and reachable", retryable=True) from None
+            raise ConnectError(
+                f"cannot reach {self.options.display()}: {_clean(exc)}",
+                "check that mongod is running and reachable",
+                retryable=True,
+            ) from None
 
         engine = (status.get("storageEngine") or {}).get("name")
         if status.get("process", "").startswith("mongos"):
-            raise ConnectError(f"{self.options.display()} is a mongos; checkpoints happen on each mongod",
-                               "point --uri at a shard member (mongod) directly")
+            raise ConnectError(
+                f"{self.options.display()} is a mongos; checkpoints happen on each mongod",
+                "point --uri at a shard member (mongod) directly",
+            )
         if engine and engine != "wiredTiger":
             raise ConnectError(
                 f"{self.options.display()} runs the {engine} storage engine, not WiredTiger",
@@ -244,8 +312,9 @@ class MongoSource:
             dbpath=str(dbpath or "/data/db"),
             dbpath_inferred=dbpath is None,
             cmdline=redact_doc({k: v for k, v in cmdline.items() if k != "ok"}),
-            build=_subset(build, ("version", "gitVersion", "allocator", "bits", "modules",
-                                  "storageEngines", "openssl")),
+            build=_subset(
+                build, ("version", "gitVersion", "allocator", "bits", "modules", "storageEngines", "openssl")
+            ),
             host_info=redact_doc(_host_subset(host_info)),
             parameters={k: v for k, v in parameters.items() if k != "ok"},
             address=address,
@@ -311,8 +380,10 @@ def _clean(exc: BaseException) -> str:
 
 def _operation_error(exc: OperationFailure, target: str) -> ConnectError:
     if exc.code == AUTH_FAILED:
-        return ConnectError(f"authentication failed for {target}",
-                            "check --username/--password and --authenticationDatabase (often admin)")
+        return ConnectError(
+            f"authentication failed for {target}",
+            "check --username/--password and --authenticationDatabase (often admin)",
+        )
     if exc.code == UNAUTHORIZED:
         return ConnectError(
             f"not authorized on {target}: {_clean(exc)}",

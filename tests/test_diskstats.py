@@ -1,0 +1,93 @@
+"""/proc/diskstats parsing and the iostat -x formulas, against hand-computed values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ckptdiag.sources.diskstats import DiskCounters, device_was_reset, disk_rates, parse_diskstats
+
+DATA = Path(__file__).parent / "data" / "diskstats"
+
+
+def _read(name: str) -> dict[str, tuple[DiskCounters, int]]:
+    return parse_diskstats((DATA / name).read_text())
+
+
+def test_parse_20_18_14_and_7_field_lines() -> None:
+    k515 = _read("kernel-5.15-20fields.txt")
+    vda, n = k515["vda"]
+    assert n == 17
+    assert (vda.rd_ios, vda.wr_sectors, vda.tot_ticks, vda.rq_ticks) == (1000, 400000, 1500, 4000)
+    assert (vda.dc_ios, vda.dc_sectors, vda.fl_ios, vda.fl_ticks) == (50, 1000, 100, 30)
+    assert set(k515) == {"vda", "vda1", "vdb", "loop0", "dm-0"}
+
+    sda, n = _read("kernel-4.18-18fields.txt")["sda"]
+    assert n == 15 and sda.dc_ticks == 40 and sda.fl_ios == 0
+
+    xvda, n = _read("kernel-4.4-14fields.txt")["xvda"]
+    assert n == 11 and xvda.rq_ticks == 3172752 and xvda.dc_ios == 0
+
+    hda1, n = _read("kernel-2.6-partition-7fields.txt")["hda1"]
+    assert n == 4 and (hda1.rd_ios, hda1.rd_sectors, hda1.wr_ios, hda1.wr_sectors) == (35486, 38030, 38030, 38030)
+
+
+def test_garbage_lines_are_ignored() -> None:
+    text = "\n  \nnot a diskstats line\n 8 0 sda x y z 1 2 3 4 5 6 7 8\n 8 0 sdb 1 2 3\n"
+    assert parse_diskstats(text) == {}
+
+
+def test_iostat_figures_match_hand_computation() -> None:
+    prev = _read("kernel-5.15-20fields.txt")["vda"][0]
+    curr = _read("kernel-5.15-20fields-after-2s.txt")["vda"][0]
+    r = disk_rates(prev, curr, 2.0)
+    assert r.r_s == 50.0  # 100 reads / 2 s
+    assert r.rmb_s == 0.5  # 2048 sectors * 512 B = 1 MiB over 2 s
+    assert r.r_await == 0.6  # 60 ms / 100 reads
+    assert r.w_s == 200.0
+    assert r.wmb_s == 50.0  # 204800 sectors = 100 MiB over 2 s
+    assert r.w_await == 2.0  # 800 ms / 400 writes
+    assert r.wrqm_s == 25.0
+    assert r.d_s == 5.0 and r.f_s == 10.0
+    assert r.await_ms == pytest.approx(865 / 510)  # reads+writes+discards; flushes excluded
+    assert r.aqu_sz == 1.0  # 2000 ms queue time / 2000 ms
+    assert r.util_pct == 50.0  # 1000 ms busy / 2000 ms
+    assert r.wareq_sz_kb == 256.0
+
+
+def test_tick_counters_wrap_at_32_bits() -> None:
+    prev = DiskCounters(wr_ios=1000, wr_ticks=2**32 - 100)
+    curr = DiskCounters(wr_ios=1100, wr_ticks=300)
+    assert disk_rates(prev, curr, 1.0).w_await == 4.0  # 400 ms over 100 writes
+
+
+def test_a_counter_going_back_gives_no_rate() -> None:
+    prev = DiskCounters(rd_ios=500, rd_sectors=1000, wr_ios=500, wr_sectors=1000)
+    curr = DiskCounters(rd_ios=400, rd_sectors=2000, wr_ios=600, wr_sectors=3000)
+    r = disk_rates(prev, curr, 1.0)
+    assert r.r_s == 0.0 and r.w_s == 100.0 and r.r_await == 0.0
+
+
+def test_device_removed_and_inserted_again_counts_from_zero() -> None:
+    prev = DiskCounters(rd_ios=5000, rd_sectors=80000, wr_ios=9000, wr_sectors=900000, tot_ticks=70000)
+    curr = DiskCounters(rd_ios=10, rd_sectors=160, wr_ios=20, wr_sectors=2048, tot_ticks=500)
+    assert device_was_reset(prev, curr)
+    r = disk_rates(prev, curr, 1.0)
+    assert (r.r_s, r.w_s, r.wmb_s, r.util_pct) == (10.0, 20.0, 1.0, 50.0)
+
+
+def test_zero_interval_is_treated_as_one_second() -> None:
+    r = disk_rates(DiskCounters(), DiskCounters(wr_ios=7), 0.0)
+    assert r.w_s == 7.0
+
+
+def test_no_io_means_zero_averages_not_division_errors() -> None:
+    same = DiskCounters(rd_ios=3, wr_ios=4)
+    r = disk_rates(same, same, 1.0)
+    assert (r.r_await, r.w_await, r.await_ms, r.wareq_sz_kb) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_round_trip_through_recording_lists() -> None:
+    c, n = _read("kernel-4.18-18fields.txt")["sda"]
+    assert DiskCounters.from_list(c.as_list(n)) == c

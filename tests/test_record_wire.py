@@ -1,0 +1,205 @@
+"""`ckptdiag record` end to end over the real wire protocol, against a loopback server replaying
+real serverStatus documents (mockupdb as the wire server)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import load_status
+from wire import advancing, replay
+
+from ckptdiag import catalogue
+from ckptdiag.recording import read_recording
+
+pytest.importorskip("mockupdb")
+
+VERSIONS = [
+    "serverStatus_4.2.12__b1ron+ftdc.json",
+    "serverStatus_7.0.21__EP-UnaHur-2025C1+anti-social-mongo-edp.json",
+    "serverStatus_8.0.10__ISEP-1190402+SEGPRD-2025.json",
+    "serverStatus_8.2.10__AdilEnaanai+iwa2026.json",
+]
+
+
+def ckptdiag(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    return subprocess.run(
+        [sys.executable, "-m", "ckptdiag", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _moving(base: dict[str, Any]):  # type: ignore[no-untyped-def]
+    def step(doc: dict[str, Any], n: int) -> None:
+        doc["uptimeMillis"] = int(base["uptimeMillis"]) + 1000 * n
+        doc["opcounters"]["insert"] = int(base["opcounters"]["insert"]) + 500 * n
+        doc["wiredTiger"]["cache"]["tracked dirty bytes in the cache"] = 1_000_000 * (n + 1)
+
+    return advancing(step)
+
+
+@pytest.mark.parametrize("name", VERSIONS, ids=lambda n: n.split("__")[0])
+def test_record_replays_real_documents_of_each_version(tmp_path: Path, name: str) -> None:
+    base = load_status(name)
+    out = tmp_path / "rec.jsonl.gz"
+    with replay(base, status=_moving(base)) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "3", "-o", str(out))
+        sampling = [r for r in server.requests if len(r) > 2]
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # not a terminal: nothing on stdout
+    assert proc.stderr.strip().splitlines()[-1].startswith("ckptdiag: recorded 4 samples")
+    rec = read_recording(out)
+    assert rec.header["server"]["version"] == base["version"]
+    assert len(rec.samples) == 4 and not rec.truncated
+    cov = next(e for e in rec.events if e["kind"] == "coverage")
+    assert cov["missing"] == []
+    expected = catalogue.extract(base)
+    first = rec.samples[0]["m"]
+    for key in ("cache.max_bytes", "ckpt.generation", "ckpt.bytes_written", "cache.app_evicted_pages"):
+        assert first[key] == expected[key]
+    assert [s["m"]["cache.dirty_bytes"] for s in rec.samples] == [2_000_000, 3_000_000, 4_000_000, 5_000_000]
+    # each tick asks only for what the catalogue needs, with latency histograms
+    assert sampling and all(r["repl"] == 0 and r["metrics"] == 0 and r["locks"] == 0 for r in sampling)
+    assert all(r["opLatencies"] == {"histograms": True} and "wiredTiger" not in r for r in sampling)
+
+
+def test_dropped_connection_and_missing_wiredtiger_are_recorded_and_survived(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    moving = _moving(base)
+
+    def status(n: int, b: dict[str, Any]) -> dict[str, Any] | str:
+        if n == 3:
+            return "hangup"
+        doc = moving(n, b)
+        if n == 6:
+            del doc["wiredTiger"]  # mongod omits it under checkpoint contention
+        return doc
+
+    out = tmp_path / "rec.jsonl"
+    with replay(base, status=status) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "6", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rec = read_recording(out)
+    kinds = [e["kind"] for e in rec.events]
+    assert kinds[0] == "coverage" and "gap" in kinds and "reconnected" in kinds and kinds[-1] == "end"
+    assert "restart" not in kinds
+    assert sum(bool(s.get("wt_missing")) for s in rec.samples) == 1
+    assert len(rec.samples) >= 5  # 7 ticks, one lost to the drop
+    assert " gap " in proc.stderr and "reconnected" in proc.stderr
+
+
+def test_mmapv1_server_is_refused_with_a_hint(tmp_path: Path) -> None:
+    base = load_status("serverStatus_3.2.4-mmapv1__cotramarko+exjobb.json")
+    out = tmp_path / "rec.jsonl"
+    with replay(base) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "2", "-o", str(out))
+    assert proc.returncode == 1
+    line = proc.stderr.strip()
+    assert line.startswith("ckptdiag: error: ") and "mmapv1 storage engine, not WiredTiger" in line
+    assert "(hint: " in line and "\n" not in line
+    assert not out.exists()  # nothing recorded, nothing left behind
+
+
+def test_mongos_is_refused(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    with replay(base, hello_extra={"msg": "isdbgrid"}) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "2", "-o", str(tmp_path / "r.jsonl"))
+    assert proc.returncode == 1 and "is a mongos" in proc.stderr and "shard member" in proc.stderr
+
+
+def test_auth_failure_says_so_and_never_shows_the_password(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    fail = {"saslstart": {"ok": 0, "code": 18, "codeName": "AuthenticationFailed", "errmsg": "Authentication failed."}}
+    with replay(base, fail=fail) as server:
+        uri = server.uri.replace("mongodb://", "mongodb://monitor:Hunter2Secret@") + "/?authSource=admin"
+        proc = ckptdiag("record", "--uri", uri, "-d", "2", "-o", str(tmp_path / "r.jsonl"))
+    assert proc.returncode == 1
+    assert "authentication failed" in proc.stderr and "--authenticationDatabase" in proc.stderr
+    assert "Hunter2Secret" not in proc.stderr + proc.stdout
+
+
+def test_missing_privileges_name_clustermonitor(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    fail = {
+        "getcmdlineopts": {
+            "ok": 0,
+            "code": 13,
+            "codeName": "Unauthorized",
+            "errmsg": "not authorized on admin to execute command { getCmdLineOpts: 1 }",
+        }
+    }
+    with replay(base, fail=fail) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "2", "-o", str(tmp_path / "r.jsonl"))
+    assert proc.returncode == 1 and "not authorized" in proc.stderr and "clusterMonitor" in proc.stderr
+
+
+def test_unreachable_server(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed when the block ends: nothing listens there
+    proc = ckptdiag(
+        "record", "--uri", f"mongodb://127.0.0.1:{port}", "--timeout", "0.5", "-d", "2", "-o", str(tmp_path / "r.jsonl")
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("ckptdiag: error: cannot reach mongodb://127.0.0.1:") and "hint:" in proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_unwritable_output_fails_before_any_sampling(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    with replay(base) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "2", "-o", str(tmp_path / "missing" / "r.jsonl"))
+        assert server.calls == 0
+    assert proc.returncode == 1 and "cannot write" in proc.stderr
+
+
+def test_existing_recording_is_never_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    out.write_text("precious\n")
+    proc = ckptdiag("record", "--uri", "mongodb://127.0.0.1:1", "-d", "2", "-o", str(out))
+    assert proc.returncode == 1 and "already exists" in proc.stderr
+    assert out.read_text() == "precious\n"
+
+
+def test_ndjson_streams_one_object_per_sample_and_credentials_stay_out(tmp_path: Path) -> None:
+    base = copy.deepcopy(load_status(VERSIONS[2]))
+    cmdline = {
+        "argv": ["mongod", "--tlsCertificateKeyFilePassword", "PemPass9", "--dbpath", "/data/db"],
+        "parsed": {"storage": {"dbPath": "/data/db"}, "net": {"tls": {"certificateKeyFilePassword": "PemPass9"}}},
+    }
+    out = tmp_path / "r.jsonl.gz"
+    with replay(base, status=_moving(base), cmdline=cmdline) as server:
+        uri = (
+            server.uri.replace("mongodb://", "mongodb://monitor:Hunter2Secret@")
+            + "/?authMechanism=PLAIN&authSource=$external"
+        )
+        # the replay server accepts PLAIN: auth succeeds, so the secrets reach every output path
+        proc = ckptdiag("record", "--uri", uri, "-d", "2", "--ndjson", "-", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert lines[0]["type"] == "header"
+    assert [x["seq"] for x in lines if x["type"] == "sample"] == [0, 1, 2]
+    everything = proc.stdout + proc.stderr + read_recording(out).header.__repr__()
+    import gzip
+
+    everything += gzip.decompress(out.read_bytes()).decode()
+    assert "Hunter2Secret" not in everything and "PemPass9" not in everything
+    assert "monitor:<redacted>@" in lines[0]["source"]["uri"]
+    assert "<redacted>" in json.dumps(lines[0]["server"]["cmdline"])
+
+
+def test_bad_duration_is_a_usage_error() -> None:
+    proc = ckptdiag("record", "-d", "soon")
+    assert proc.returncode == 2 and "is not a duration" in proc.stderr

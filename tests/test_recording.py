@@ -1,0 +1,172 @@
+"""The recording format: written line by line, readable while growing, never overwritten."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pytest
+from fakes import status_doc
+
+from ckptdiag.errors import InputError, OutputError
+from ckptdiag.recording import FORMAT, RecordingWriter, build_sample, header, is_recording, read_recording
+
+
+def _header() -> dict:
+    return header(
+        source={"kind": "serverStatus", "uri": "mongodb://h"},
+        server={"version": "7.0.21"},
+        options={"interval_s": 1.0},
+        disks={"devices": []},
+        created=1_795_000_000.0,
+    )
+
+
+def _write(path: Path, n: int, close: bool = True, flush_every_s: float = 0.0) -> RecordingWriter:
+    w = RecordingWriter(path, flush_every_s=flush_every_s)
+    w.write(_header(), 0.0)
+    for i in range(n):
+        w.write(build_sample(status_doc(i), seq=i, wall=1_795_000_000.0 + i, mono=10.0 + i, rtt_ms=1.0), float(i))
+    if close:
+        w.close()
+    return w
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz"])
+def test_round_trip(tmp_path: Path, name: str) -> None:
+    _write(tmp_path / name, 5)
+    rec = read_recording(tmp_path / name)
+    assert rec.header["format"] == FORMAT and rec.header["format_version"] == 1
+    assert rec.header["tool"]["name"] == "ckptdiag" and rec.header["created"] == "2026-11-18T11:06:40.000Z"
+    assert len(rec.samples) == 5 and not rec.truncated
+    assert rec.samples[3]["m"]["ops.insert"] == 300  # raw cumulative counters, not rates
+    assert is_recording(tmp_path / name)
+    if name.endswith(".gz"):
+        assert gzip.decompress((tmp_path / name).read_bytes()).startswith(b'{"type":"header"')
+
+
+def test_gzip_recording_is_readable_while_still_being_written(tmp_path: Path) -> None:
+    path = tmp_path / "live.jsonl.gz"
+    writer = _write(path, 10, close=False, flush_every_s=0.0)  # flushed on every line, not closed
+    rec = read_recording(path)
+    assert len(rec.samples) == 10 and rec.truncated  # no gzip trailer yet: reported, nothing lost
+    writer.close()
+    assert not read_recording(path).truncated
+
+
+def test_a_crash_loses_at_most_the_unflushed_seconds(tmp_path: Path) -> None:
+    path = tmp_path / "crash.jsonl.gz"
+    w = RecordingWriter(path, flush_every_s=2.0)
+    w.write(_header(), 0.0)
+    for i in range(10):  # one line per second, flushed every 2 s
+        w.write(build_sample(status_doc(i), seq=i, wall=float(i), mono=float(i), rtt_ms=1.0), now=float(i))
+    # the process dies here: no close(), no final flush; another process reads the file
+    got = len(read_recording(path).samples)
+    w.close()
+    assert 8 <= got <= 10
+
+
+def test_torn_last_line_is_dropped_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "torn.jsonl"
+    _write(path, 3)
+    with open(path, "ab") as fh:
+        fh.write(b'{"type":"sample","seq":3,"t":1.0,"m":{"ops.ins')
+    rec = read_recording(path)
+    assert len(rec.samples) == 3 and rec.truncated
+
+
+def test_a_damaged_line_in_the_middle_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.jsonl"
+    _write(path, 4)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b"\x00\x00garbage"
+    path.write_bytes(b"\n".join(lines))
+    rec = read_recording(path)
+    assert len(rec.samples) == 3 and rec.damaged_lines == 1
+
+
+def test_never_overwrites_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "keep.jsonl"
+    _write(path, 2)
+    before = path.read_bytes()
+    with pytest.raises(OutputError, match="already exists"):
+        RecordingWriter(path)
+    assert path.read_bytes() == before
+
+
+def test_unwritable_output_fails_at_once(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="cannot write"):
+        RecordingWriter(tmp_path / "no-such-dir" / "r.jsonl")
+
+
+def test_discard_removes_a_file_that_never_got_a_header(tmp_path: Path) -> None:
+    w = RecordingWriter(tmp_path / "x.jsonl")
+    w.discard()
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_stream_gets_every_line_flushed_and_survives_a_closed_pipe(tmp_path: Path) -> None:
+    out = io.StringIO()
+    w = RecordingWriter(None, out)
+    w.write(_header(), 0.0)
+    w.write(build_sample(status_doc(1), seq=0, wall=1.0, mono=1.0, rtt_ms=1.0), 0.0)
+    lines = out.getvalue().splitlines()
+    assert [json.loads(x)["type"] for x in lines] == ["header", "sample"]
+
+    class Closed(io.StringIO):
+        def write(self, s: str) -> int:
+            raise BrokenPipeError
+
+    w2 = RecordingWriter(tmp_path / "f.jsonl", Closed())
+    w2.write(_header(), 0.0)
+    w2.write(build_sample(status_doc(1), seq=0, wall=1.0, mono=1.0, rtt_ms=1.0), 0.0)
+    w2.close()
+    assert len(read_recording(tmp_path / "f.jsonl").samples) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b'{"hello": 1}\n', "not a ckptdiag recording"),
+        (b"\x00\x01binary", "not a ckptdiag recording"),
+        (b'{"type":"header","format":"ckptdiag-recording","format_version":99}\n', "newer than this ckptdiag"),
+    ],
+)
+def test_bad_files_give_one_line_errors(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        read_recording(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        read_recording(tmp_path / "nope.jsonl")
+
+
+def test_frame_has_metrics_disks_and_histograms(tmp_path: Path) -> None:
+    from ckptdiag.sources.diskstats import DiskCounters
+
+    doc = status_doc(3)
+    doc["opLatencies"] = {
+        "writes": {"latency": 900, "ops": 9, "histogram": [{"micros": 128, "count": 7}, {"micros": 1024, "count": 2}]}
+    }
+    s = build_sample(
+        doc,
+        seq=0,
+        wall=1_795_000_000.5,
+        mono=1.0,
+        rtt_ms=1.0,
+        disks={"vda": (DiskCounters(wr_ios=5, wr_sectors=80), 17)},
+    )
+    from ckptdiag.recording import samples_frame
+
+    frame = samples_frame([s])
+    assert str(frame.index[0]) == "2026-11-18 11:06:40.500000+00:00"
+    assert frame["lat.writes.ops"].iloc[0] == 9
+    assert frame["hist.writes.1024"].iloc[0] == 2
+    assert frame["disk.vda.wr_sectors"].iloc[0] == 80
+    assert frame["ops.insert"].iloc[0] == 300
