@@ -14,7 +14,7 @@ that version is *expected* to lack (:func:`coverage`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -595,8 +595,31 @@ def checkpoint_running(sample: Mapping[str, Number]) -> bool | None:
     return None
 
 
-def iter_paths() -> Iterator[tuple[str, str]]:
-    """(metric, source) pairs for documentation."""
+def version_range(source: Source) -> str:
+    since = ".".join(map(str, source.since)) if source.since else ""
+    before = getattr(source, "before", None)
+    if isinstance(source, Difference):
+        before = source.minuend.before
+    elif isinstance(source, Total):
+        before = source.parts[0].before
+    if since and before:
+        return f"{since} to before {'.'.join(map(str, before))}"
+    if since:
+        return f"{since}+"
+    if before:
+        return f"before {'.'.join(map(str, before))}"
+    return "all"
+
+
+def markdown_table() -> str:
+    """The catalogue as a Markdown table (docs/metrics.md is this, kept in sync by a test)."""
+    rows = ["| metric | kind | unit | versions | serverStatus path | meaning |", "|---|---|---|---|---|---|"]
     for metric in METRICS:
-        for source in metric.sources:
-            yield metric.name, source.describe()
+        for i, source in enumerate(metric.sources):
+            first = i == 0
+            rows.append(
+                f"| {'`' + metric.name + '`' if first else ''} | {metric.kind.value if first else ''} "
+                f"| {metric.unit.value if first else ''} | {version_range(source)} "
+                f"| `{source.describe()}` | {metric.description if first else ''} |"
+            )
+    return "\n".join(rows) + "\n"

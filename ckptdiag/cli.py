@@ -210,6 +210,20 @@ def record(
         ctx.exit(ExitStatus.INTERRUPTED)
 
 
+@cli.command(context_settings=CONTEXT)
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
+def metrics(fmt: str) -> None:
+    """List every metric ckptdiag reads and where each MongoDB version keeps it.
+
+    \b
+    Example:
+        ckptdiag metrics --format md > docs/metrics.md
+    """
+    from ckptdiag.report.catalogue import render_catalogue
+
+    click.echo(render_catalogue(fmt), nl=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into one line and an exit status."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])

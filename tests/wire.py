@@ -71,7 +71,9 @@ class ReplayServer:
                 request.hangup()
                 return True
             assert isinstance(reply, dict)
-            request.reply({**reply, "ok": 1})
+            # as mongod does: {section: 0} leaves an optional section out of the reply
+            excluded = {k for k, v in doc.items() if k != "serverStatus" and v in (0, False)}
+            request.reply({**{k: v for k, v in reply.items() if k not in excluded}, "ok": 1})
             return True
         if lname == "buildinfo":
             request.reply({"version": self.base.get("version", "7.0.0"), "ok": 1})

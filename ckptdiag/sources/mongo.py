@@ -409,8 +409,8 @@ def _driver_too_new(exc: PyMongoError, target: str) -> ConnectError:
     return ConnectError(
         f"{target}: {_clean(exc)}",
         f"pymongo {pymongo.version} needs MongoDB {'.'.join(map(str, _min_server()))}+; for older servers "
-        "install an older driver (pip install 'pymongo<4.11' for 3.6-4.2, 'pymongo<4' for 3.4) "
-        "or analyse their FTDC files with 'ckptdiag report'",
+        "install an older driver (pip install 'pymongo>=4,<4.11' reaches 3.6-4.2) "
+        "or analyse the server's FTDC files (diagnostic.data), which need no connection",
     )
 
 

@@ -1,0 +1,36 @@
+# Two entry points, both self-installing into .venv (nothing needs installing by hand):
+#   make demo   install ckptdiag with its lab, then run `ckptdiag demo`
+#   make test   install ckptdiag with its test tools, then run the test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+# swig and cmake come from PyPI wheels into the venv; the WiredTiger build finds them on PATH
+export PATH := $(BIN):$(PATH)
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed-dev
+	$(BIN)/ckptdiag demo
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check ckptdiag tests benchmarks
+	$(BIN)/ruff format --check ckptdiag tests benchmarks
+	$(BIN)/mypy
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/bench_sample_cost.py
+	$(BIN)/python benchmarks/bench_record_jitter.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

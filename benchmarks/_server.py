@@ -1,0 +1,53 @@
+"""Run the loopback replay server (tests/wire.py) in its own process, so its CPU is not ours."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data" / "server-status"
+DEFAULT_DOC = SHARED / "serverStatus_8.2.10__AdilEnaanai+iwa2026.json"
+
+_CHILD = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from bson import json_util
+from wire import ReplayServer, advancing
+base = json_util.loads(open(sys.argv[2]).read())
+def step(doc, n):
+    doc["uptimeMillis"] = int(base["uptimeMillis"]) + 1000 * n
+    doc["opcounters"]["insert"] = int(base["opcounters"]["insert"]) + 1000 * n
+server = ReplayServer(base, status=advancing(step)).start()
+print(server.uri, flush=True)
+sys.stdin.read()  # until the parent closes our stdin
+server.stop()
+"""
+
+
+def start(doc: Path = DEFAULT_DOC) -> tuple[subprocess.Popen[str], str]:
+    """Start the server; returns the process and its URI. Close its stdin to stop it."""
+    if not doc.exists():
+        sys.exit(f"benchmark needs the shared data: {doc.name} not found")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(REPO / "tests"), str(doc)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Stop a server started by :func:`start`."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=10)
+
+
+def report(name: str, figures: dict[str, object]) -> None:
+    """Print figures as one JSON line (the docs quote them)."""
+    print(json.dumps({"benchmark": name, **figures}))

@@ -1,0 +1,41 @@
+"""The documentation stays true to the code."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+from conftest import REPO
+
+from ckptdiag import catalogue
+from ckptdiag.cli import cli
+from ckptdiag.status import ExitStatus
+
+
+def test_metrics_doc_is_the_generated_catalogue() -> None:
+    text = (REPO / "docs" / "metrics.md").read_text()
+    table = text.split("<!-- catalogue:start -->\n", 1)[1].split("<!-- catalogue:end -->", 1)[0]
+    assert table == catalogue.markdown_table(), "regenerate: ckptdiag metrics --format md"
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    runner = CliRunner()
+    for name, command in cli.commands.items():
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, name
+        assert "Example:" in result.output, f"{name} --help has no Example block"
+        assert command.help, name
+
+
+def test_every_exit_status_is_documented() -> None:
+    text = (REPO / "docs" / "exit-codes.md").read_text()
+    for status in ExitStatus:
+        assert re.search(rf"^\| {status.value} \| {status.name} \|", text, re.M), status
+
+
+def test_readme_starts_with_the_two_setup_commands() -> None:
+    lines = (REPO / "README.md").read_text().splitlines()
+    block = lines[lines.index("```sh") + 1 : lines.index("```")]
+    assert [line.split("#")[0].strip() for line in block] == ["make demo", "make test"]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "make test" in ci
