@@ -1,0 +1,1 @@
+"""The lab: a real WiredTiger engine configured as mongod configures it, stalling on demand."""

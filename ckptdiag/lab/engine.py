@@ -1,0 +1,445 @@
+"""A real WiredTiger engine, opened and driven the way mongod drives it.
+
+mongod opens WiredTiger with ``statistics=(fast)``, a journal, ``eviction=(threads_min=4,
+threads_max=4)`` and a cache size, flushes the journal every ``commitIntervalMs`` (100 ms), and
+since 3.6 runs its own checkpoint thread every ``syncdelay`` seconds (3.4 passed
+``checkpoint=(wait=N)`` to WiredTiger instead). The lab does the same, with a paced workload of
+incompressible ~340-byte documents written to a collection table and a random-key index table
+from worker threads (the binding releases the GIL inside the engine).
+
+Once a second it can answer serverStatus (the statistics cursor shaped exactly as
+``serverStatus().wiredTiger``, with opcounters and opLatencies from its own workload). It keeps
+its own ground truth: per-second write throughput and latency, and every checkpoint's start and
+end, polled from the engine's checkpoint state at 20 Hz.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ckptdiag.errors import CkptdiagError
+
+# mongod's opLatencies histogram lower bounds (micros): powers of two to 1024, then 2, 3, 4, 6 ... steps
+_HIST_BOUNDS = [0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+_b = 1024
+while _b < 2**40:
+    _HIST_BOUNDS += [_b * 2, _b * 3] if _b * 3 < 2**40 else [_b * 2]
+    _b *= 2
+_HIST_BOUNDS = sorted(set(_HIST_BOUNDS))
+LAB_VERSION = "8.0.0"  # WiredTiger 11.3.x is the MongoDB 8.0 line: statistic names are 8.0's
+INSTALL_HINT = "install the lab: make demo (or: pip install 'swig==4.1.1' && pip install 'ckptdiag[lab]')"
+
+
+class LabUnavailable(CkptdiagError):
+    """The WiredTiger binding is not installed."""
+
+
+def import_wiredtiger() -> Any:
+    """The ``wiredtiger`` module, or a :class:`LabUnavailable` that says how to install it."""
+    try:
+        import wiredtiger
+    except ImportError as exc:
+        raise LabUnavailable(f"the WiredTiger Python binding is not installed ({exc})", INSTALL_HINT) from None
+    return wiredtiger
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """One lab run: the server's settings (mongod's names) and the workload."""
+
+    cache_mb: int = 3072
+    checkpoint_s: float = 60.0  # syncdelay / storage.syncPeriodSecs
+    checkpoint_mode: str = "mongod"  # "mongod": a checkpoint thread (3.6+); "wiredtiger": checkpoint=(wait=N) (3.4)
+    eviction_target: int = 80
+    eviction_trigger: int = 95
+    eviction_dirty_target: int = 5
+    eviction_dirty_trigger: int = 20
+    eviction_updates_target: int = 0  # 0: WiredTiger derives half the dirty values
+    eviction_updates_trigger: int = 0
+    eviction_threads_min: int = 4
+    eviction_threads_max: int = 4
+    journal_commit_ms: int = 100
+    write_rate: int = 12000  # inserts per second, all threads together
+    threads: int = 3
+    value_bytes: int = 340
+    io_capacity_mb: int = 0  # >0 throttles WiredTiger's writes: a slow disk
+
+    def engine_config(self) -> str:
+        """The eviction part of the WiredTiger configuration (what configString would carry)."""
+        parts = [
+            f"eviction_target={self.eviction_target}",
+            f"eviction_trigger={self.eviction_trigger}",
+            f"eviction_dirty_target={self.eviction_dirty_target}",
+            f"eviction_dirty_trigger={self.eviction_dirty_trigger}",
+            f"eviction=(threads_min={self.eviction_threads_min},threads_max={self.eviction_threads_max})",
+        ]
+        if self.eviction_updates_target:
+            parts.append(f"eviction_updates_target={self.eviction_updates_target}")
+        if self.eviction_updates_trigger:
+            parts.append(f"eviction_updates_trigger={self.eviction_updates_trigger}")
+        if self.io_capacity_mb:
+            parts.append(f"io_capacity=(total={self.io_capacity_mb}MB)")
+        return ",".join(parts)
+
+    def open_config(self) -> str:
+        """The wiredtiger_open string, as mongod builds it (no compressors: the binding has none)."""
+        cfg = [
+            "create",
+            f"cache_size={self.cache_mb}M",
+            "session_max=256",
+            "statistics=(fast)",
+            "log=(enabled=true,file_max=100MB,remove=true)",
+            "file_manager=(close_idle_time=600)",
+            self.engine_config(),
+        ]
+        if self.checkpoint_mode == "wiredtiger":
+            cfg.append(f"checkpoint=(wait={int(self.checkpoint_s)})")
+        return ",".join(cfg)
+
+    def with_overrides(self, **changes: Any) -> LabConfig:
+        """A copy with some settings changed (None values are ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+@dataclass
+class Checkpoint:
+    """One checkpoint seen by the lab: monotonic and wall start/end."""
+
+    start_mono: float
+    start_wall: float
+    end_mono: float | None = None
+    end_wall: float | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.end_mono is None else self.end_mono - self.start_mono
+
+
+@dataclass
+class SecondTruth:
+    """The workload's own view of one second."""
+
+    t: float  # wall time at the start of the second
+    ops: int
+    p50_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+
+
+@dataclass
+class _Worker:
+    latencies: list[int] = field(default_factory=list)  # microseconds, swapped out every second
+    ops: int = 0
+    latency_us_total: int = 0
+    hist: list[int] = field(default_factory=lambda: [0] * len(_HIST_BOUNDS))
+
+
+def _bucket(us: int) -> int:
+    lo, hi = 0, len(_HIST_BOUNDS) - 1
+    while lo < hi:  # the last bound <= us
+        mid = (lo + hi + 1) // 2
+        if _HIST_BOUNDS[mid] <= us:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def free_bytes(path: Path) -> int:
+    """Free space where the lab will write."""
+    return shutil.disk_usage(path).free
+
+
+def estimated_bytes(config: LabConfig, duration_s: float) -> int:
+    """Disk space a run needs: data, index, journal and checkpoint copies, with margin."""
+    per_op = config.value_bytes + 12 + 8 + 120  # record, index key and value, page and log overhead
+    return int(config.write_rate * duration_s * per_op * 3) + 256 * 2**20
+
+
+class LabEngine:
+    """A running WiredTiger engine with mongod's threads and a paced write workload."""
+
+    def __init__(self, config: LabConfig, base_dir: Path | None = None) -> None:
+        self.config = config
+        self.base_dir = Path(base_dir or tempfile.gettempdir())
+        self.home: Path | None = None
+        self.checkpoints: list[Checkpoint] = []
+        self.seconds: list[SecondTruth] = []
+        self.start_mono = 0.0
+        self.start_wall = 0.0
+        self.pid = os.getpid()
+        self._wt: Any = None
+        self._conn: Any = None
+        self._stop = threading.Event()
+        self._pause = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._workers: list[_Worker] = []
+        self._stats_lock = threading.Lock()
+        self._stats_session: Any = None
+        self._config_lock = threading.Lock()
+        self._next_key = 0
+        self._key_lock = threading.Lock()
+        self.errors: list[str] = []
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self, duration_hint_s: float = 180.0) -> LabEngine:
+        """Open the engine in a fresh directory and start mongod's threads and the workload."""
+        self._wt = import_wiredtiger()
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        need = estimated_bytes(self.config, duration_hint_s)
+        free = free_bytes(self.base_dir)
+        if free < need:
+            raise CkptdiagError(
+                f"not enough disk space in {self.base_dir}: the lab needs about {need / 2**30:.1f} GiB, "
+                f"{free / 2**30:.1f} GiB free",
+                "free some space or point --lab-dir at a bigger file system",
+            )
+        self.home = Path(tempfile.mkdtemp(prefix="ckptdiag-lab-", dir=self.base_dir))
+        try:
+            self._conn = self._wt.wiredtiger_open(str(self.home), self.config.open_config())
+            session = self._conn.open_session()
+            session.create("table:collection", "key_format=q,value_format=u,block_compressor=")
+            session.create("table:index", "key_format=u,value_format=q,block_compressor=")
+            session.close()
+            self._stats_session = self._conn.open_session()
+        except Exception:
+            self.close()
+            raise
+        self.start_mono, self.start_wall = time.monotonic(), time.time()
+        rate = self.config.write_rate / max(self.config.threads, 1)
+        for i in range(self.config.threads):
+            worker = _Worker()
+            self._workers.append(worker)
+            self._spawn(f"writer-{i}", self._write_loop, worker, rate)
+        self._spawn("journal", self._journal_loop)
+        if self.config.checkpoint_mode == "mongod":
+            self._spawn("checkpointer", self._checkpoint_loop)
+        self._spawn("checkpoint-poll", self._poll_loop)
+        self._spawn("truth", self._truth_loop)
+        return self
+
+    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        def guarded() -> None:
+            try:
+                target(*args)
+            except Exception as exc:  # noqa: BLE001 - a dying lab thread must be reported, not lost
+                if not self._stop.is_set():
+                    self.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+
+        thread = threading.Thread(target=guarded, name=f"lab-{name}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def close(self) -> None:
+        """Stop every thread, close the engine and remove its directory (always)."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+        self._threads.clear()
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
+            self.home = None
+
+    def __enter__(self) -> LabEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- threads -------------------------------------------------------------------------------
+    def _keys(self, n: int) -> int:
+        with self._key_lock:
+            first = self._next_key
+            self._next_key += n
+        return first
+
+    def _write_loop(self, worker: _Worker, rate: float) -> None:
+        session = self._conn.open_session()
+        coll = session.open_cursor("table:collection")
+        index = session.open_cursor("table:index")
+        interval = 1.0 / rate
+        size = self.config.value_bytes
+        # Incompressible values without a syscall per insert: slices of one random pool.
+        pool = os.urandom(4 * 2**20)
+        rng = random.Random()
+        span = len(pool) - size
+        next_at = time.monotonic()
+        batch_keys = 0
+        key = 0
+        while not self._stop.is_set():
+            if self._pause.is_set():
+                time.sleep(0.05)
+                next_at = time.monotonic()
+                continue
+            now = time.monotonic()
+            if now < next_at:
+                time.sleep(next_at - now)
+            elif now - next_at > 1.0:
+                next_at = now  # a stall longer than a second: the backlog's clients gave up
+            next_at += interval
+            if batch_keys == 0:
+                key, batch_keys = self._keys(1000), 1000
+            offset = rng.randrange(span)
+            value = pool[offset : offset + size]
+            index_key = rng.getrandbits(96).to_bytes(12, "big")
+            t0 = time.perf_counter_ns()
+            session.begin_transaction()
+            coll[key] = value
+            index[index_key] = key  # a random-key index scatters dirty pages like an _id index
+            session.commit_transaction()
+            us = (time.perf_counter_ns() - t0) // 1000
+            key += 1
+            batch_keys -= 1
+            worker.ops += 1
+            worker.latency_us_total += us
+            worker.hist[_bucket(us)] += 1
+            worker.latencies.append(us)
+        session.close()
+
+    def _journal_loop(self) -> None:
+        # mongod's journal flusher: log_flush(sync=on) every commitIntervalMs
+        session = self._conn.open_session()
+        period = self.config.journal_commit_ms / 1000
+        while not self._stop.wait(period):
+            session.log_flush("sync=on")
+        session.close()
+
+    def _checkpoint_loop(self) -> None:
+        # mongod 3.6+: its own checkpoint thread sleeps syncdelay seconds, then checkpoints
+        session = self._conn.open_session()
+        while not self._stop.wait(self.config.checkpoint_s):
+            session.checkpoint()
+        session.close()
+
+    def _poll_loop(self) -> None:
+        # Ground truth for checkpoint episodes: the engine's checkpoint state, 20 times a second.
+        state_key = self._wt.stat.conn.checkpoint_state
+        session = self._conn.open_session()
+        current: Checkpoint | None = None
+        while not self._stop.wait(0.05):
+            cursor = session.open_cursor("statistics:", None, None)
+            cursor.set_key(state_key)
+            cursor.search()
+            state = cursor.get_value()[2]
+            cursor.close()
+            now_m, now_w = time.monotonic(), time.time()
+            if state and current is None:
+                current = Checkpoint(now_m, now_w)
+                self.checkpoints.append(current)
+            elif not state and current is not None:
+                current.end_mono, current.end_wall = now_m, now_w
+                current = None
+        session.close()
+
+    def _truth_loop(self) -> None:
+        import numpy as np
+
+        next_at = self.start_mono + 1.0
+        wall = self.start_wall
+        while not self._stop.is_set():
+            time.sleep(max(next_at - time.monotonic(), 0))
+            batch: list[int] = []
+            for w in self._workers:
+                taken, w.latencies = w.latencies, []
+                batch.extend(taken)
+            if batch:
+                arr = np.asarray(batch, dtype=np.float64) / 1000
+                p50, p99 = np.percentile(arr, [50, 99])
+                self.seconds.append(SecondTruth(wall, len(batch), float(p50), float(p99), float(arr.max())))
+            else:
+                self.seconds.append(SecondTruth(wall, 0, None, None, None))
+            next_at += 1.0
+            wall += 1.0
+
+    # -- what a mongod would answer ------------------------------------------------------------
+    def wiredtiger_stats(self) -> dict[str, dict[str, int]]:
+        """The statistics cursor as serverStatus().wiredTiger: {category: {name: value}}."""
+        out: dict[str, dict[str, int]] = {}
+        with self._stats_lock:
+            cursor = self._stats_session.open_cursor("statistics:", None, None)
+            while cursor.next() == 0:
+                desc, _text, value = cursor.get_value()
+                category, _, name = desc.partition(": ")
+                if category != "LSM":  # mongod drops the LSM category
+                    out.setdefault(category, {})[name] = int(value)
+            cursor.close()
+        return out
+
+    def server_status(self, histograms: bool = False) -> dict[str, Any]:
+        """A serverStatus document for this engine and its workload."""
+        ops = sum(w.ops for w in self._workers)
+        latency = sum(w.latency_us_total for w in self._workers)
+        writes: dict[str, Any] = {"latency": latency, "ops": ops}
+        if histograms:
+            counts = [sum(w.hist[i] for w in self._workers) for i in range(len(_HIST_BOUNDS))]
+            writes["histogram"] = [{"micros": b, "count": c} for b, c in zip(_HIST_BOUNDS, counts, strict=True) if c]
+        uptime = time.monotonic() - self.start_mono
+        threads = self.config.threads
+        return {
+            "host": f"ckptdiag-lab:{self.pid}",
+            "version": LAB_VERSION,
+            "process": "mongod",
+            "pid": self.pid,
+            "uptime": int(uptime),
+            "uptimeMillis": int(uptime * 1000),
+            "localTime": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+            "storageEngine": {"name": "wiredTiger", "supportsCommittedReads": True, "persistent": True},
+            "connections": {"current": threads + 1, "available": 1000, "totalCreated": threads + 1},
+            "globalLock": {"currentQueue": {"total": 0, "readers": 0, "writers": 0}},
+            "opcounters": {"insert": ops, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0},
+            "opLatencies": {"reads": {"latency": 0, "ops": 0}, "writes": writes,
+                            "commands": {"latency": 0, "ops": 0}},
+            "queues": {"execution": {rw: {"out": 0, "available": 128, "totalTickets": 128}
+                                     for rw in ("read", "write")}},
+            "wiredTiger": self.wiredtiger_stats(),
+        }
+
+    def cmdline(self) -> dict[str, Any]:
+        """What getCmdLineOpts would return for a mongod configured like this lab."""
+        c = self.config
+        storage: dict[str, Any] = {
+            "dbPath": str(self.home),
+            "wiredTiger": {"engineConfig": {"cacheSizeGB": round(c.cache_mb / 1024, 3),
+                                            "configString": c.engine_config()}},
+            "journal": {"commitIntervalMs": c.journal_commit_ms},
+        }
+        if c.checkpoint_mode == "mongod":
+            storage["syncPeriodSecs"] = c.checkpoint_s
+        argv = ["mongod", "--dbpath", str(self.home), "--wiredTigerCacheSizeGB", str(storage["wiredTiger"]
+                ["engineConfig"]["cacheSizeGB"]), "--wiredTigerEngineConfigString", c.engine_config()]
+        return {"argv": argv, "parsed": {"storage": storage}}
+
+    def reconfigure(self, **changes: Any) -> None:
+        """Apply settings at runtime, as wiredTigerEngineRuntimeConfig / setParameter syncdelay do."""
+        new = self.config.with_overrides(**changes)
+        with self._config_lock:
+            if self._conn is not None:
+                self._conn.reconfigure(new.engine_config() + f",cache_size={new.cache_mb}M")
+            self.config = new
+
+    def truth(self) -> dict[str, Any]:
+        """The lab's ground truth, JSON-ready."""
+        return {
+            "config": asdict(self.config),
+            "start": self.start_wall,
+            "checkpoints": [
+                {"start": c.start_wall, "end": c.end_wall, "duration_s": c.duration_s} for c in self.checkpoints
+            ],
+            "seconds": [asdict(s) for s in self.seconds],
+            "errors": list(self.errors),
+        }
