@@ -13,8 +13,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# swig 4.1.1 exactly: newer swig builds a WiredTiger module that fails to import
+# (undefined symbol PyInt_AsLong); cmake and ninja come as wheels with the build.
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q 'swig==4.1.1' cmake ninja
+	$(BIN)/python -m pip install -q -e '.[dev,lab]'
 	touch $@
 
 demo: $(VENV)/.installed-dev

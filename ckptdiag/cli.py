@@ -224,6 +224,147 @@ def metrics(fmt: str) -> None:
     click.echo(render_catalogue(fmt), nl=False)
 
 
+def lab_options(func: F) -> F:
+    """Overrides of a lab scenario's settings, so a recommended setting can be tried on it."""
+    options = [
+        click.option(
+            "--scenario", default="stall", show_default=True, help="healthy, stall, slow-disk or wt-checkpoint."
+        ),
+        click.option(
+            "--checkpoint-interval",
+            "checkpoint_s",
+            type=click.FloatRange(1, 3600),
+            default=None,
+            help="Seconds between checkpoints (syncdelay).",
+        ),
+        click.option("--cache-mb", type=click.IntRange(64, 1 << 20), default=None, help="WiredTiger cache size."),
+        click.option("--eviction-target", type=click.IntRange(10, 99), default=None),
+        click.option("--eviction-trigger", type=click.IntRange(10, 99), default=None),
+        click.option("--eviction-dirty-target", type=click.IntRange(1, 99), default=None),
+        click.option("--eviction-dirty-trigger", type=click.IntRange(1, 99), default=None),
+        click.option("--eviction-threads-min", type=click.IntRange(1, 20), default=None),
+        click.option("--eviction-threads-max", type=click.IntRange(1, 20), default=None),
+        click.option("--write-rate", type=click.IntRange(100, 1_000_000), default=None, help="Inserts per second."),
+        click.option(
+            "--lab-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Where the engine's data directory goes [default: the system temp dir].",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@cli.command(context_settings=CONTEXT)
+@lab_options
+@click.option("-d", "--duration", default=None, metavar="DURATION", help="How long to run [default: the scenario's].")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Keep the recording here (the ground truth goes beside it as <name>.truth.json).",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
+@click.pass_context
+def demo(
+    ctx: click.Context,
+    /,
+    scenario: str,
+    duration: str | None,
+    output: Path | None,
+    overwrite: bool,
+    lab_dir: Path | None,
+    **overrides: Any,
+) -> None:
+    """Run a real WiredTiger engine configured like mongod, record it, and show what happened.
+
+    The lab writes paced, incompressible documents while mongod's checkpoint and journal threads
+    run; ckptdiag records it once a second through the same pipeline as 'record'.
+
+    \b
+    Example:
+        ckptdiag demo
+        ckptdiag demo --scenario healthy --duration 90s -o healthy.jsonl.gz
+        ckptdiag demo --scenario stall --eviction-dirty-target 5 --eviction-dirty-trigger 20
+    """
+    from ckptdiag.workflows import DemoRequest, run_demo
+
+    request = DemoRequest(
+        scenario=scenario,
+        duration=parse_duration(duration),
+        output=output,
+        overwrite=overwrite,
+        lab_dir=lab_dir,
+        overrides=overrides,
+        live=sys.stdout.isatty(),
+    )
+    result = run_demo(request, _stop_signals, _err)
+    if result.stopped_by == "interrupted":
+        ctx.exit(ExitStatus.INTERRUPTED)
+
+
+@cli.group(context_settings=CONTEXT)
+def lab() -> None:
+    """The embedded WiredTiger lab.
+
+    \b
+    Example:
+        ckptdiag lab serve --scenario stall --port 27999 &
+        ckptdiag record --uri mongodb://127.0.0.1:27999 -d 2m -o lab.jsonl.gz
+    """
+
+
+@lab.command(context_settings=CONTEXT)
+@lab_options
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=27999,
+    show_default=True,
+    help="Loopback port (0: any free port; the chosen one is printed).",
+)
+@click.option(
+    "-d", "--duration", default=None, metavar="DURATION", help="Stop after this long [default: until stopped]."
+)
+@click.option(
+    "--truth",
+    "truth_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the lab's ground truth (per-second writes and latency, checkpoints) here on exit.",
+)
+def serve(
+    scenario: str, port: int, duration: str | None, lab_dir: Path | None, truth_out: Path | None, **overrides: Any
+) -> None:
+    """Serve a running lab on 127.0.0.1 over the MongoDB wire protocol.
+
+    Answers hello, ping, buildInfo, hostInfo, getCmdLineOpts, getParameter, serverStatus (with
+    section filters) and getDiagnosticData, so 'ckptdiag record' works against it as against
+    mongod. Stops cleanly on Ctrl-C or SIGTERM and removes the engine's data.
+
+    \b
+    Example:
+        ckptdiag lab serve --scenario healthy --port 27999
+    """
+    from ckptdiag.workflows import ServeRequest, run_serve
+
+    run_serve(
+        ServeRequest(
+            scenario=scenario,
+            port=port,
+            duration=parse_duration(duration),
+            lab_dir=lab_dir,
+            overrides=overrides,
+            truth_out=truth_out,
+        ),
+        _stop_signals,
+        _err,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into one line and an exit status."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])

@@ -127,3 +127,122 @@ def _event_printer(warn: Warn) -> Callable[[dict[str, Any]], None]:
             warn(f"{event['time']} {event['kind']} {detail}".rstrip())
 
     return on_event
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    """Everything ``ckptdiag demo`` was asked to do."""
+
+    scenario: str
+    duration: float | None
+    output: Path | None
+    overwrite: bool
+    lab_dir: Path | None
+    overrides: Mapping[str, Any]
+    live: bool = False
+
+
+def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The scenario and its configuration with the command line's overrides, checked."""
+    from ckptdiag.errors import UsageError
+    from ckptdiag.lab.scenarios import get_scenario
+
+    scenario = get_scenario(scenario_name)
+    config = scenario.config.with_overrides(**overrides)
+    if config.eviction_dirty_target >= config.eviction_dirty_trigger:
+        raise UsageError(
+            "eviction_dirty_target must be below eviction_dirty_trigger",
+            f"got {config.eviction_dirty_target} and {config.eviction_dirty_trigger}",
+        )
+    if config.eviction_target >= config.eviction_trigger:
+        raise UsageError(
+            "eviction_target must be below eviction_trigger",
+            f"got {config.eviction_target} and {config.eviction_trigger}",
+        )
+    if config.eviction_threads_min > config.eviction_threads_max:
+        raise UsageError(
+            "eviction threads_min must not exceed threads_max",
+            f"got {config.eviction_threads_min} and {config.eviction_threads_max}",
+        )
+    return scenario, config
+
+
+def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> RecordResult:
+    """Run a lab scenario, record it, and print what happened."""
+    import tempfile
+
+    from rich.console import Console
+
+    from ckptdiag.lab.engine import import_wiredtiger
+    from ckptdiag.lab.run import run_scenario
+    from ckptdiag.report.lab import render_lab_run
+
+    import_wiredtiger()  # fail first, with the install command, if the binding is missing
+    scenario, config = lab_config(request.scenario, request.overrides)
+    duration = request.duration or scenario.duration_s
+    console = Console()
+    with tempfile.TemporaryDirectory(prefix="ckptdiag-demo-") as tmp:
+        output = request.output or Path(tmp) / f"demo-{scenario.name}.jsonl.gz"
+        warn(f"lab: {scenario.name}: {scenario.summary}; {duration:g} s")
+        display: Any = None
+        if request.live:
+            from ckptdiag.report.live import LiveStatus
+
+            display = LiveStatus(console, f"lab:{scenario.name}", str(output))
+        with display if display else nullcontext():
+            run = run_scenario(
+                scenario,
+                config,
+                duration,
+                output,
+                lab_dir=request.lab_dir,
+                stop_signals=stop_signals,
+                overwrite=request.overwrite,
+                on_sample=display.on_sample if display else None,
+                on_event=display.on_event if display else None,
+            )
+        console.print(render_lab_run(run))
+        if request.output:
+            warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
+    return run.result
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """Everything ``ckptdiag lab serve`` was asked to do."""
+
+    scenario: str
+    port: int
+    duration: float | None
+    lab_dir: Path | None
+    overrides: Mapping[str, Any]
+    truth_out: Path | None = None
+
+
+def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> None:
+    """Serve a running lab over the wire protocol until stopped (or the duration ends)."""
+    import threading
+
+    from ckptdiag.lab.engine import LabEngine, import_wiredtiger
+    from ckptdiag.lab.serve import lab_server
+
+    import_wiredtiger()
+    scenario, config = lab_config(request.scenario, request.overrides)
+    engine = LabEngine(config, request.lab_dir)
+    stop = threading.Event()
+    try:
+        engine.start(request.duration or 600)  # the space check plans for 10 minutes when unbounded
+        server = lab_server(engine, request.port).start()
+        try:
+            warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
+            with stop_signals(lambda reason: stop.set()):
+                stop.wait(request.duration)
+        finally:
+            server.stop()
+    finally:
+        engine.close()
+        if request.truth_out is not None and engine.start_wall:
+            import json
+
+            request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
+    warn("lab stopped; its data directory is removed")

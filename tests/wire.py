@@ -21,9 +21,15 @@ class ReplayServer:
     to an error reply.
     """
 
-    def __init__(self, base: Doc, status: Callable[[int, Doc], Doc | str] | None = None,
-                 cmdline: Doc | None = None, host_info: Doc | None = None,
-                 hello_extra: Doc | None = None, fail: dict[str, Doc] | None = None) -> None:
+    def __init__(
+        self,
+        base: Doc,
+        status: Callable[[int, Doc], Doc | str] | None = None,
+        cmdline: Doc | None = None,
+        host_info: Doc | None = None,
+        hello_extra: Doc | None = None,
+        fail: dict[str, Doc] | None = None,
+    ) -> None:
         self.base = base
         self.status = status or (lambda n, b: b)
         self.calls = 0

@@ -10,7 +10,8 @@ from worker threads (the binding releases the GIL inside the engine).
 Once a second it can answer serverStatus (the statistics cursor shaped exactly as
 ``serverStatus().wiredTiger``, with opcounters and opLatencies from its own workload). It keeps
 its own ground truth: per-second write throughput and latency, and every checkpoint's start and
-end, polled from the engine's checkpoint state at 20 Hz.
+end (timed by the checkpoint thread, or polled from the engine at 20 Hz when
+WiredTiger checkpoints on its own).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import datetime as dt
 import os
 import random
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -73,6 +75,7 @@ class LabConfig:
     threads: int = 3
     value_bytes: int = 340
     io_capacity_mb: int = 0  # >0 throttles WiredTiger's writes: a slow disk
+    preload_docs: int = 0  # documents loaded before the run: an established collection to write into
 
     def engine_config(self) -> str:
         """The eviction part of the WiredTiger configuration (what configString would carry)."""
@@ -98,7 +101,7 @@ class LabConfig:
             f"cache_size={self.cache_mb}M",
             "session_max=256",
             "statistics=(fast)",
-            "log=(enabled=true,file_max=100MB,remove=true)",
+            "log=(enabled=true,file_max=1GB,remove=true)",
             "file_manager=(close_idle_time=600)",
             self.engine_config(),
         ]
@@ -190,6 +193,7 @@ class LabEngine:
         self._next_key = 0
         self._key_lock = threading.Lock()
         self.errors: list[str] = []
+        self._old_switch = sys.getswitchinterval()
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self, duration_hint_s: float = 180.0) -> LabEngine:
@@ -210,11 +214,17 @@ class LabEngine:
             session = self._conn.open_session()
             session.create("table:collection", "key_format=q,value_format=u,block_compressor=")
             session.create("table:index", "key_format=u,value_format=q,block_compressor=")
+            if self.config.preload_docs:
+                self._preload(session, self.config.preload_docs)
             session.close()
             self._stats_session = self._conn.open_session()
         except Exception:
             self.close()
             raise
+        # Python's default 5 ms GIL switch interval would put up to 5 ms of scheduling noise into
+        # every latency the workload measures; the engine itself runs without the GIL.
+        self._old_switch = sys.getswitchinterval()
+        sys.setswitchinterval(0.0005)
         self.start_mono, self.start_wall = time.monotonic(), time.time()
         rate = self.config.write_rate / max(self.config.threads, 1)
         for i in range(self.config.threads):
@@ -224,9 +234,24 @@ class LabEngine:
         self._spawn("journal", self._journal_loop)
         if self.config.checkpoint_mode == "mongod":
             self._spawn("checkpointer", self._checkpoint_loop)
-        self._spawn("checkpoint-poll", self._poll_loop)
+        else:
+            self._spawn("checkpoint-poll", self._poll_loop)
         self._spawn("truth", self._truth_loop)
         return self
+
+    def _preload(self, session: Any, n: int) -> None:
+        # An established collection: documents spread over the whole key space, so that the
+        # workload's writes land on leaf pages all over the tree, as updates and random _id
+        # inserts do, and every checkpoint has to rewrite much of it. Bulk-loaded in key order.
+        pool = os.urandom(4 * 2**20)
+        size = self.config.value_bytes
+        step = 2**62 // n
+        cursor = session.open_cursor("table:collection", None, "bulk")
+        for i in range(n):
+            offset = (i * 7919) % (len(pool) - size)
+            cursor[i * step] = pool[offset : offset + size]
+        cursor.close()
+        session.checkpoint()
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         def guarded() -> None:
@@ -246,6 +271,7 @@ class LabEngine:
         for thread in self._threads:
             thread.join(timeout=30)
         self._threads.clear()
+        sys.setswitchinterval(self._old_switch)
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -289,20 +315,26 @@ class LabEngine:
             now = time.monotonic()
             if now < next_at:
                 time.sleep(next_at - now)
-            elif now - next_at > 1.0:
-                next_at = now  # a stall longer than a second: the backlog's clients gave up
+                due_ns = time.perf_counter_ns()  # on time: count from the real start, not the nap's end
+            else:
+                if now - next_at > 1.0:
+                    next_at = now  # behind by over a second: those clients gave up
+                # Behind schedule: the request has been waiting since it was due, as a client's
+                # would while the server is stalled (no coordinated omission).
+                due_ns = time.perf_counter_ns() - int((now - next_at) * 1e9)
             next_at += interval
             if batch_keys == 0:
                 key, batch_keys = self._keys(1000), 1000
+            if self.config.preload_docs:
+                key = rng.getrandbits(62)  # anywhere in the established collection
             offset = rng.randrange(span)
             value = pool[offset : offset + size]
             index_key = rng.getrandbits(96).to_bytes(12, "big")
-            t0 = time.perf_counter_ns()
             session.begin_transaction()
             coll[key] = value
             index[index_key] = key  # a random-key index scatters dirty pages like an _id index
             session.commit_transaction()
-            us = (time.perf_counter_ns() - t0) // 1000
+            us = (time.perf_counter_ns() - due_ns) // 1000
             key += 1
             batch_keys -= 1
             worker.ops += 1
@@ -321,22 +353,32 @@ class LabEngine:
 
     def _checkpoint_loop(self) -> None:
         # mongod 3.6+: its own checkpoint thread sleeps syncdelay seconds, then checkpoints
+        # Its own timing is exact ground truth (the poller below can miss a 20 ms checkpoint).
         session = self._conn.open_session()
         while not self._stop.wait(self.config.checkpoint_s):
+            cp = Checkpoint(time.monotonic(), time.time())
+            self.checkpoints.append(cp)
             session.checkpoint()
+            cp.end_mono, cp.end_wall = time.monotonic(), time.time()
         session.close()
 
     def _poll_loop(self) -> None:
-        # Ground truth for checkpoint episodes: the engine's checkpoint state, 20 times a second.
-        state_key = self._wt.stat.conn.checkpoint_state
+        # Ground truth when WiredTiger checkpoints on its own (3.4 style): the engine's checkpoint
+        # state 20 times a second, and its generation counter for checkpoints shorter than a poll.
+        stat = self._wt.stat.conn
         session = self._conn.open_session()
         current: Checkpoint | None = None
+        last_gen: int | None = None
+        last_m, last_w = time.monotonic(), time.time()
         while not self._stop.wait(0.05):
             cursor = session.open_cursor("statistics:", None, None)
-            cursor.set_key(state_key)
-            cursor.search()
-            state = cursor.get_value()[2]
+            values = []
+            for key in (stat.checkpoint_state, stat.checkpoint_generation):
+                cursor.set_key(key)
+                cursor.search()
+                values.append(cursor.get_value()[2])
             cursor.close()
+            state, gen = values
             now_m, now_w = time.monotonic(), time.time()
             if state and current is None:
                 current = Checkpoint(now_m, now_w)
@@ -344,6 +386,10 @@ class LabEngine:
             elif not state and current is not None:
                 current.end_mono, current.end_wall = now_m, now_w
                 current = None
+            elif not state and last_gen is not None and gen > last_gen:
+                # begun and finished between two polls: place it in that interval
+                self.checkpoints.append(Checkpoint(last_m, last_w, now_m, now_w))
+            last_gen, last_m, last_w = gen, now_m, now_w
         session.close()
 
     def _truth_loop(self) -> None:
@@ -402,10 +448,10 @@ class LabEngine:
             "connections": {"current": threads + 1, "available": 1000, "totalCreated": threads + 1},
             "globalLock": {"currentQueue": {"total": 0, "readers": 0, "writers": 0}},
             "opcounters": {"insert": ops, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0},
-            "opLatencies": {"reads": {"latency": 0, "ops": 0}, "writes": writes,
-                            "commands": {"latency": 0, "ops": 0}},
-            "queues": {"execution": {rw: {"out": 0, "available": 128, "totalTickets": 128}
-                                     for rw in ("read", "write")}},
+            "opLatencies": {"reads": {"latency": 0, "ops": 0}, "writes": writes, "commands": {"latency": 0, "ops": 0}},
+            "queues": {
+                "execution": {rw: {"out": 0, "available": 128, "totalTickets": 128} for rw in ("read", "write")}
+            },
             "wiredTiger": self.wiredtiger_stats(),
         }
 
@@ -414,14 +460,22 @@ class LabEngine:
         c = self.config
         storage: dict[str, Any] = {
             "dbPath": str(self.home),
-            "wiredTiger": {"engineConfig": {"cacheSizeGB": round(c.cache_mb / 1024, 3),
-                                            "configString": c.engine_config()}},
+            "wiredTiger": {
+                "engineConfig": {"cacheSizeGB": round(c.cache_mb / 1024, 3), "configString": c.engine_config()}
+            },
             "journal": {"commitIntervalMs": c.journal_commit_ms},
         }
         if c.checkpoint_mode == "mongod":
             storage["syncPeriodSecs"] = c.checkpoint_s
-        argv = ["mongod", "--dbpath", str(self.home), "--wiredTigerCacheSizeGB", str(storage["wiredTiger"]
-                ["engineConfig"]["cacheSizeGB"]), "--wiredTigerEngineConfigString", c.engine_config()]
+        argv = [
+            "mongod",
+            "--dbpath",
+            str(self.home),
+            "--wiredTigerCacheSizeGB",
+            str(storage["wiredTiger"]["engineConfig"]["cacheSizeGB"]),
+            "--wiredTigerEngineConfigString",
+            c.engine_config(),
+        ]
         return {"argv": argv, "parsed": {"storage": storage}}
 
     def reconfigure(self, **changes: Any) -> None:

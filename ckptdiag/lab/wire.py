@@ -32,10 +32,17 @@ def diskstats_to_system_metrics(disks: Mapping[str, tuple[Any, int]]) -> dict[st
     out: dict[str, Any] = {}
     for name, (c, _n) in disks.items():
         out[name] = {
-            "reads": c.rd_ios, "reads_merged": c.rd_merges, "read_sectors": c.rd_sectors,
-            "read_time_ms": c.rd_ticks, "writes": c.wr_ios, "writes_merged": c.wr_merges,
-            "write_sectors": c.wr_sectors, "write_time_ms": c.wr_ticks, "io_in_progress": c.ios_pgr,
-            "io_time_ms": c.tot_ticks, "io_queued_ms": c.rq_ticks,
+            "reads": c.rd_ios,
+            "reads_merged": c.rd_merges,
+            "read_sectors": c.rd_sectors,
+            "read_time_ms": c.rd_ticks,
+            "writes": c.wr_ios,
+            "writes_merged": c.wr_merges,
+            "write_sectors": c.wr_sectors,
+            "write_time_ms": c.wr_ticks,
+            "io_in_progress": c.ios_pgr,
+            "io_time_ms": c.tot_ticks,
+            "io_queued_ms": c.rq_ticks,
         }
     return out
 
@@ -43,14 +50,27 @@ def diskstats_to_system_metrics(disks: Mapping[str, tuple[Any, int]]) -> dict[st
 class CommandServer:
     """Serves ``handlers`` (lower-case command name -> handler) on 127.0.0.1."""
 
-    def __init__(self, handlers: Mapping[str, Handler], *, port: int = 0, wire_version: int = 21,
-                 hello_extra: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        handlers: Mapping[str, Handler],
+        *,
+        port: int = 0,
+        wire_version: int = 21,
+        hello_extra: Mapping[str, Any] | None = None,
+    ) -> None:
         from mockupdb import MockupDB
 
         self.handlers = {k.lower(): v for k, v in handlers.items()}
-        hello = {"ismaster": True, "isWritablePrimary": True, "maxWireVersion": wire_version,
-                 "minWireVersion": 0, "maxBsonObjectSize": 16 * 2**20, "maxMessageSizeBytes": 48 * 2**20,
-                 "localTime": dt.datetime.now(dt.timezone.utc), **(hello_extra or {})}
+        hello = {
+            "ismaster": True,
+            "isWritablePrimary": True,
+            "maxWireVersion": wire_version,
+            "minWireVersion": 0,
+            "maxBsonObjectSize": 16 * 2**20,
+            "maxMessageSizeBytes": 48 * 2**20,
+            "localTime": dt.datetime.now(dt.timezone.utc),
+            **(hello_extra or {}),
+        }
         self._server = MockupDB(port=port or None, auto_ismaster=hello)
         self._server.autoresponds(self._handle)
 
@@ -68,8 +88,9 @@ class CommandServer:
             if name in ("ping", "endsessions"):
                 request.reply({"ok": 1})
                 return True
-            request.reply({"ok": 0, "code": 59, "codeName": "CommandNotFound",
-                           "errmsg": f"no such command: '{next(iter(doc))}'"})
+            request.reply(
+                {"ok": 0, "code": 59, "codeName": "CommandNotFound", "errmsg": f"no such command: '{next(iter(doc))}'"}
+            )
             return True
         reply = handler(doc)
         if reply == HANGUP:

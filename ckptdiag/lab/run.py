@@ -1,0 +1,224 @@
+"""Running a lab scenario exactly as a DBA would watch a server: the engine serves over the wire in
+its own process (``ckptdiag lab serve``), and ``record``'s pipeline samples it once a second.
+
+Two processes, because the sampler's own Python work (decoding, extracting, compressing) would
+otherwise share the engine process's interpreter lock with the workload and show up in the very
+write latencies the lab measures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ckptdiag import recording
+from ckptdiag.clock import SystemClock
+from ckptdiag.errors import CkptdiagError
+from ckptdiag.lab.engine import LabConfig
+from ckptdiag.lab.scenarios import Scenario
+from ckptdiag.lab.truth import TruthSummary, summarize
+from ckptdiag.recorder import RecordResult, Sampler
+from ckptdiag.sources.devices import plan_disks
+from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
+from ckptdiag.sources.mongo import ConnectOptions, MongoSource
+
+StopSignals = Callable[[Callable[[str], None]], Any]
+_SERVING = re.compile(r"serving on (mongodb://127\.0\.0\.1:\d+)")
+
+
+@dataclass(frozen=True)
+class LabRun:
+    """Where a lab run's recording and ground truth went, and what the truth says."""
+
+    recording: Path
+    truth_path: Path
+    truth: dict[str, Any]
+    summary: TruthSummary
+    result: RecordResult
+    config: LabConfig
+
+
+def truth_path_for(recording_path: Path) -> Path:
+    """The ground-truth file written beside a recording: ``<name>.truth.json``."""
+    name = recording_path.name
+    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return recording_path.with_name(name + ".truth.json")
+
+
+def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_dir: Path | None) -> list[str]:
+    """The ``ckptdiag lab serve`` command line that runs ``config`` on a free port."""
+    base = scenario.config
+    cmd = [
+        sys.executable,
+        "-m",
+        "ckptdiag",
+        "lab",
+        "serve",
+        "--scenario",
+        scenario.name,
+        "--port",
+        "0",
+        "--truth",
+        str(truth_out),
+    ]
+    flags = {
+        "checkpoint_s": "--checkpoint-interval",
+        "cache_mb": "--cache-mb",
+        "eviction_target": "--eviction-target",
+        "eviction_trigger": "--eviction-trigger",
+        "eviction_dirty_target": "--eviction-dirty-target",
+        "eviction_dirty_trigger": "--eviction-dirty-trigger",
+        "eviction_threads_min": "--eviction-threads-min",
+        "eviction_threads_max": "--eviction-threads-max",
+        "write_rate": "--write-rate",
+    }
+    for field, flag in flags.items():
+        if getattr(config, field) != getattr(base, field):
+            cmd += [flag, str(getattr(config, field))]
+    if lab_dir is not None:
+        cmd += ["--lab-dir", str(lab_dir)]
+    return cmd
+
+
+class LabProcess:
+    """A ``lab serve`` child process: started, waited for, stopped with SIGTERM."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        self.cmd = cmd
+        self.proc: subprocess.Popen[str] | None = None
+        self.stderr_lines: list[str] = []
+        self.uri: str | None = None
+        self._ready = threading.Event()
+        self._pump_thread: threading.Thread | None = None
+
+    def _pump(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line.rstrip())
+            match = _SERVING.search(line)
+            if match and self.uri is None:
+                self.uri = match.group(1)
+                self._ready.set()
+        self._ready.set()
+
+    def start(self, timeout_s: float = 180.0) -> str:
+        """Start the child and return its URI once it serves."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+        )
+        self._pump_thread = threading.Thread(target=self._pump, daemon=True)
+        self._pump_thread.start()
+        self._ready.wait(timeout_s)
+        if self.uri is None:
+            self.stop()
+            detail = next((ln for ln in reversed(self.stderr_lines) if "error" in ln), "no answer")
+            raise CkptdiagError(
+                f"the lab did not start: {detail.removeprefix('ckptdiag: error: ')}",
+                "run 'ckptdiag lab serve --debug' to see why",
+            )
+        return self.uri
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """SIGTERM, then wait: the child closes the engine, writes its truth file, removes its data."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._pump_thread is not None:
+            self._pump_thread.join(timeout=5)  # EOF once the child is gone
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+def run_scenario(
+    scenario: Scenario,
+    config: LabConfig,
+    duration_s: float,
+    output: Path,
+    *,
+    lab_dir: Path | None = None,
+    stop_signals: StopSignals | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    overwrite: bool = False,
+) -> LabRun:
+    """Serve the scenario in a child process, record it for ``duration_s``, stop it, keep its truth."""
+    writer = recording.RecordingWriter(output, overwrite=overwrite)
+    clock = SystemClock()
+    with tempfile.TemporaryDirectory(prefix="ckptdiag-truth-") as tmp:
+        truth_tmp = Path(tmp) / "truth.json"
+        child = LabProcess(serve_command(scenario, config, truth_tmp, lab_dir))
+        try:
+            uri = child.start()
+        except BaseException:
+            writer.discard()
+            raise
+        source = MongoSource(ConnectOptions(uri=uri))
+        try:
+            info = source.connect()
+            plan = plan_disks(info.dbpath, True, (), set(read_diskstats()))
+            watched = set(plan.devices)
+
+            def read_disks() -> dict[str, tuple[DiskCounters, int]]:
+                return {k: v for k, v in read_diskstats().items() if k in watched}
+
+            writer.write(
+                recording.header(
+                    source={"kind": "lab", "scenario": scenario.name, "uri": uri},
+                    server=info.to_json(),
+                    options={"interval_s": 1.0, "duration_s": duration_s},
+                    disks=plan.to_json(),
+                    created=clock.wall(),
+                ),
+                clock.monotonic(),
+            )
+            sampler = Sampler(
+                source,
+                writer,
+                clock=clock,
+                interval=1.0,
+                duration=duration_s,
+                read_disks=read_disks if watched else None,
+                on_sample=on_sample,
+                on_event=on_event,
+            )
+            if stop_signals is not None:
+                with stop_signals(sampler.request_stop):
+                    result = sampler.run(info)
+            else:
+                result = sampler.run(info)
+        finally:
+            writer.close()
+            source.close()
+            child.stop()
+        if not truth_tmp.exists():
+            raise CkptdiagError(
+                "the lab stopped without writing its ground truth",
+                "; ".join(child.stderr_lines[-3:]) or "see 'ckptdiag lab serve --debug'",
+            )
+        truth = json.loads(truth_tmp.read_text())
+    truth["scenario"] = scenario.name
+    truth["recorded_at"] = time.time()
+    path = truth_path_for(output)
+    path.write_text(json.dumps(truth, indent=1) + "\n")
+    return LabRun(output, path, truth, summarize(truth), result, config)

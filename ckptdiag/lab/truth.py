@@ -1,0 +1,75 @@
+"""The lab's ground truth, and what each checkpoint cost by the workload's own measure."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# A checkpoint stalls writes when, in some second it touches, throughput falls to 60 % of the
+# baseline or less and p99 write latency rises to 10x the baseline or more (issue #4's yardstick).
+STALL_OPS_RATIO = 0.6
+STALL_P99_RATIO = 10.0
+
+
+@dataclass(frozen=True)
+class CheckpointImpact:
+    """One ground-truth checkpoint against the baseline seconds."""
+
+    start: float
+    duration_s: float | None
+    ops_ratio: float | None  # worst second's throughput / baseline median
+    p99_ratio: float | None  # worst second's p99 / baseline median p99
+    max_ms: float | None
+
+    @property
+    def stall(self) -> bool:
+        return (
+            self.ops_ratio is not None
+            and self.ops_ratio <= STALL_OPS_RATIO
+            and self.p99_ratio is not None
+            and self.p99_ratio >= STALL_P99_RATIO
+        )
+
+
+@dataclass(frozen=True)
+class TruthSummary:
+    """Baseline and per-checkpoint impact of a lab run."""
+
+    baseline_ops: float | None
+    baseline_p99_ms: float | None
+    mean_ops: float | None
+    checkpoints: tuple[CheckpointImpact, ...]
+
+    @property
+    def stalls(self) -> int:
+        return sum(c.stall for c in self.checkpoints)
+
+
+def _touches(t: float, windows: Sequence[tuple[float, float]], margin: float) -> bool:
+    return any(start - margin <= t + 1 and t <= end + margin for start, end in windows)
+
+
+def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
+    """Baseline = seconds at least 2 s away from any checkpoint (after a warm-up); then, for each
+    checkpoint, the worst second among those it overlaps (and the one after, where the delayed
+    requests complete)."""
+    seconds = [s for s in truth["seconds"] if s["t"] >= truth["start"] + warmup_s]
+    windows = [(c["start"], c["end"] if c["end"] is not None else c["start"]) for c in truth["checkpoints"]]
+    base = [s for s in seconds if not _touches(s["t"], windows, 2.0)]
+    base_ops = statistics.median(s["ops"] for s in base) if base else None
+    p99s = [s["p99_ms"] for s in base if s["p99_ms"] is not None]
+    base_p99 = statistics.median(p99s) if p99s else None
+    impacts = []
+    for start, end in windows:
+        inside = [s for s in seconds if start <= s["t"] + 1 and s["t"] <= end + 1.0]
+        if not inside:
+            continue
+        ops_ratio = min(s["ops"] for s in inside) / base_ops if base_ops else None
+        worst_p99 = max((s["p99_ms"] for s in inside if s["p99_ms"] is not None), default=None)
+        p99_ratio = worst_p99 / base_p99 if worst_p99 is not None and base_p99 else None
+        max_ms = max((s["max_ms"] for s in inside if s["max_ms"] is not None), default=None)
+        impacts.append(CheckpointImpact(start, end - start if end > start else None, ops_ratio, p99_ratio, max_ms))
+    mean_ops = statistics.fmean(s["ops"] for s in seconds) if seconds else None
+    return TruthSummary(base_ops, base_p99, mean_ops, tuple(impacts))

@@ -1,0 +1,55 @@
+"""What ``ckptdiag demo`` prints about a lab run: its checkpoints and what each cost the workload."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ckptdiag.lab.run import LabRun
+
+
+def _x(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def render_lab_run(run: LabRun) -> RenderableType:
+    """A table of the run's checkpoints (the lab's ground truth) and a one-line verdict."""
+    s = run.summary
+    c = run.config
+    table = Table(
+        title=f"lab checkpoints ({run.truth.get('scenario')}: cache {c.cache_mb} MB, "
+        f"dirty {c.eviction_dirty_target}/{c.eviction_dirty_trigger} %, "
+        f"checkpoint every {c.checkpoint_s:g} s, {c.write_rate} inserts/s)",
+        title_justify="left",
+    )
+    for name in ("start (UTC)", "duration s", "writes/s vs baseline", "p99 vs baseline", "max ms", "stall"):
+        table.add_column(name, justify="right")
+    for cp in s.checkpoints:
+        start = dt.datetime.fromtimestamp(cp.start, dt.timezone.utc).strftime("%H:%M:%S")
+        table.add_row(
+            start,
+            _x(cp.duration_s, ".2f"),
+            _x(cp.ops_ratio and cp.ops_ratio * 100, ".0f") + " %",
+            _x(cp.p99_ratio, ".1f") + "x",
+            _x(cp.max_ms, ".0f"),
+            Text("STALL", style="bold red") if cp.stall else Text("no", style="green"),
+        )
+    base = (
+        f"baseline {_x(s.baseline_ops, ',.0f')} writes/s, p99 {_x(s.baseline_p99_ms, '.2f')} ms; "
+        f"mean {_x(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
+        f"(a stall: writes/s <= 60 % and p99 >= 10x the baseline)"
+    )
+    parts: list[RenderableType] = [table, Text(base)]
+    if run.truth.get("errors"):
+        parts.append(Text("lab errors: " + "; ".join(run.truth["errors"]), style="red"))
+    parts.append(
+        Text(
+            f"{run.result.samples} samples recorded; the checkpoint analysis of the recording "
+            "itself is 'ckptdiag report' (issue #5).",
+            style="dim",
+        )
+    )
+    return Group(*parts)

@@ -1,0 +1,177 @@
+"""The embedded WiredTiger lab: real checkpoints, real statistics, served over the wire."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("wiredtiger")
+
+from ckptdiag import catalogue
+from ckptdiag.errors import CkptdiagError
+from ckptdiag.lab import engine as lab_engine
+from ckptdiag.lab.engine import LabConfig, LabEngine
+from ckptdiag.lab.run import LabProcess
+from ckptdiag.recording import read_recording
+
+SMALL = LabConfig(cache_mb=256, checkpoint_s=2, write_rate=3000, threads=2)
+SMALL_FLAGS = ["--cache-mb", "256", "--checkpoint-interval", "2", "--write-rate", "3000"]
+
+
+def ckptdiag(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ckptdiag", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_engine_makes_real_checkpoints_and_its_statistics_move(tmp_path: Path) -> None:
+    with LabEngine(SMALL, tmp_path).start(10) as eng:
+        first = eng.server_status(histograms=True)
+        time.sleep(6.5)
+        last = eng.server_status(histograms=True)
+        home = eng.home
+        assert home is not None and home.is_dir()
+    assert home is not None and not home.exists()  # the data directory is removed on close
+    a, b = catalogue.extract(first), catalogue.extract(last)
+    assert b["ckpt.generation"] >= a["ckpt.generation"] + 2  # checkpoints every 2 s
+    assert b["block.bytes_written"] > a["block.bytes_written"]
+    assert b["ckpt.bytes_written"] > a["ckpt.bytes_written"]
+    assert b["ops.insert"] - a["ops.insert"] > 3000 * 4  # paced at 3000/s for 6.5 s
+    assert b["lat.writes.ops"] == b["ops.insert"]
+    assert b["cache.max_bytes"] == 256 * 2**20
+    assert catalogue.coverage(last).missing == ()  # shaped exactly as an 8.0 serverStatus
+    assert last["opLatencies"]["writes"]["histogram"]
+    truth = eng.truth()
+    done = [c for c in truth["checkpoints"] if c["end"] is not None]
+    assert len(done) >= 2 and all(0 <= c["duration_s"] < 2 for c in done)
+    assert len(truth["seconds"]) >= 5 and not truth["errors"]
+
+
+def test_wiredtiger_checkpoint_mode_checkpoints_without_a_thread(tmp_path: Path) -> None:
+    cfg = LabConfig(cache_mb=256, checkpoint_s=1, write_rate=2000, threads=1, checkpoint_mode="wiredtiger")
+    assert "checkpoint=(wait=1)" in cfg.open_config()
+    with LabEngine(cfg, tmp_path).start(5) as eng:
+        time.sleep(3.5)
+        assert catalogue.extract(eng.server_status())["ckpt.generation"] >= 2
+
+
+def test_runtime_reconfigure_changes_the_engine(tmp_path: Path) -> None:
+    with LabEngine(SMALL, tmp_path).start(5) as eng:
+        eng.reconfigure(cache_mb=320, eviction_dirty_target=3, eviction_dirty_trigger=10)
+        assert catalogue.extract(eng.server_status())["cache.max_bytes"] == 320 * 2**20
+        assert (
+            "eviction_dirty_target=3"
+            in eng.cmdline()["parsed"]["storage"]["wiredTiger"]["engineConfig"]["configString"]
+        )
+
+
+def test_not_enough_disk_space_fails_before_starting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lab_engine, "free_bytes", lambda path: 10 * 2**20)
+    with pytest.raises(CkptdiagError, match="not enough disk space"):
+        LabEngine(SMALL, tmp_path).start(60)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_record_against_lab_serve_over_loopback(tmp_path: Path) -> None:
+    truth = tmp_path / "truth.json"
+    child = LabProcess(
+        [
+            sys.executable,
+            "-m",
+            "ckptdiag",
+            "lab",
+            "serve",
+            "--scenario",
+            "healthy",
+            "--port",
+            "0",
+            "--truth",
+            str(truth),
+            "--lab-dir",
+            str(tmp_path / "lab"),
+            *SMALL_FLAGS,
+        ]
+    )
+    uri = child.start()
+    try:
+        out = tmp_path / "rec.jsonl.gz"
+        proc = ckptdiag("record", "--uri", uri, "-d", "6", "-o", str(out))
+        import pymongo
+
+        client = pymongo.MongoClient(uri, directConnection=True)
+        diag = client.admin.command("getDiagnosticData")["data"]
+        client.close()
+    finally:
+        child.stop()
+    assert proc.returncode == 0, proc.stderr
+    rec = read_recording(out)
+    assert len(rec.samples) == 7
+    assert rec.header["server"]["version"] == "8.0.0" and rec.header["disks"]["local_to_server"]
+    cov = next(e for e in rec.events if e["kind"] == "coverage")
+    assert cov["missing"] == []
+    gens = [s["m"]["ckpt.generation"] for s in rec.samples]
+    assert gens[-1] - gens[0] >= 2
+    assert all("hist" in s for s in rec.samples[1:])
+    assert "wiredTiger" in diag["serverStatus"] and "disks" in diag["systemMetrics"]
+    assert truth.exists() and not list((tmp_path / "lab").iterdir())  # data removed on SIGTERM
+
+
+def test_lab_serve_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    lab_dir = tmp_path / "lab"
+    cmd = [sys.executable, "-m", "ckptdiag", "lab", "serve", "--port", "0", "--lab-dir", str(lab_dir), *SMALL_FLAGS]
+    with subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "serving on mongodb://127.0.0.1:" in line
+        assert len(list(lab_dir.iterdir())) == 1
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+    assert list(lab_dir.iterdir()) == []
+
+
+def test_demo_runs_records_and_reports(tmp_path: Path) -> None:
+    out = tmp_path / "demo.jsonl.gz"
+    proc = ckptdiag(
+        "demo",
+        "--scenario",
+        "healthy",
+        "--duration",
+        "8",
+        *SMALL_FLAGS,
+        "--lab-dir",
+        str(tmp_path / "lab"),
+        "-o",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "lab checkpoints" in proc.stdout and "stalled" in proc.stdout
+    assert (tmp_path / "demo.truth.json").exists()
+    assert len(read_recording(out).samples) == 9
+    assert not list((tmp_path / "lab").iterdir())
+
+
+def test_demo_without_the_binding_says_how_to_install_it() -> None:
+    code = "import sys; sys.modules['wiredtiger'] = None; from ckptdiag.cli import main; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "demo"], capture_output=True, text=True, timeout=60, env={**os.environ}
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("ckptdiag: error: the WiredTiger Python binding is not installed")
+    assert "swig==4.1.1" in proc.stderr and "make demo" in proc.stderr
+
+
+def test_bad_overrides_are_usage_errors() -> None:
+    proc = ckptdiag("demo", "--eviction-dirty-target", "30", "--eviction-dirty-trigger", "20")
+    assert proc.returncode == 2 and "eviction_dirty_target must be below eviction_dirty_trigger" in proc.stderr
+    proc = ckptdiag("demo", "--scenario", "nope")
+    assert proc.returncode == 2 and "choose from: healthy, stall" in proc.stderr
