@@ -27,17 +27,32 @@ def main() -> None:
     for name in args.scenarios.split(","):
         scenario = get_scenario(name)
         with tempfile.TemporaryDirectory() as tmp:
-            run = run_scenario(scenario, scenario.config, args.duration or scenario.duration_s,
-                               Path(tmp) / f"{name}.jsonl.gz")
+            run = run_scenario(
+                scenario, scenario.config, args.duration or scenario.duration_s, Path(tmp) / f"{name}.jsonl.gz"
+            )
         s = run.summary
-        print(json.dumps({
-            "benchmark": "lab_scenario", "scenario": name, "baseline_writes_s": s.baseline_ops,
-            "baseline_p99_ms": s.baseline_p99_ms, "mean_writes_s": s.mean_ops, "stalls": s.stalls,
-            "checkpoints": [{"duration_s": c.duration_s and round(c.duration_s, 2),
-                             "writes_ratio": c.ops_ratio and round(c.ops_ratio, 2),
-                             "p99_ratio": c.p99_ratio and round(c.p99_ratio, 1),
-                             "max_ms": c.max_ms and round(c.max_ms), "stall": c.stall} for c in s.checkpoints],
-        }))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "lab_scenario",
+                    "scenario": name,
+                    "baseline_writes_s": s.baseline_ops,
+                    "baseline_p99_ms": s.baseline_p99_ms,
+                    "mean_writes_s": s.mean_ops,
+                    "stalls": s.stalls,
+                    "checkpoints": [
+                        {
+                            "duration_s": c.duration_s and round(c.duration_s, 2),
+                            "writes_ratio": c.ops_ratio and round(c.ops_ratio, 2),
+                            "p99_ratio": c.p99_ratio and round(c.p99_ratio, 1),
+                            "max_ms": c.max_ms and round(c.max_ms),
+                            "stall": c.stall,
+                        }
+                        for c in s.checkpoints
+                    ],
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

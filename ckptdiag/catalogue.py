@@ -595,6 +595,15 @@ def checkpoint_running(sample: Mapping[str, Number]) -> bool | None:
     return None
 
 
+def source_fields(source: Source) -> tuple[Field, ...]:
+    """The serverStatus fields a source reads (one, or the two/several it combines)."""
+    if isinstance(source, Field):
+        return (source,)
+    if isinstance(source, Difference):
+        return (source.minuend, source.subtrahend)
+    return source.parts
+
+
 def version_range(source: Source) -> str:
     since = ".".join(map(str, source.since)) if source.since else ""
     before = getattr(source, "before", None)

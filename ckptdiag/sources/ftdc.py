@@ -1,0 +1,534 @@
+"""MongoDB's own FTDC files (``<dbPath>/diagnostic.data/metrics.*``), decoded exactly and fast.
+
+Format (mongo ``src/mongo/db/ftdc``): a file is a sequence of BSON documents ``{_id: Date, type,
+doc | data}``. Type 0 is metadata (buildInfo, getCmdLineOpts, hostInfo), type 2 periodic metadata,
+type 1 a metric chunk: ``data`` holds ``uint32 uncompressed size`` + a zlib stream of a reference
+BSON document, ``uint32 metric count``, ``uint32 delta count``, then metric-major deltas as
+unsigned LEB128 varints in which a 0 is followed by the number of further zeros (runs may
+continue into the next metric). Metric values are extracted as mongod's ``util.cpp`` does:
+numbers as 64-bit integers (doubles truncated toward zero, Decimal128 too), bool 0/1, Date in
+ms, Timestamp as two slots (seconds, increment); strings, ObjectIds, null and binary are not
+metrics; documents and arrays recurse in field order.
+
+The delta stream is decoded with numpy, vectorised (varints, zero runs, cumulative sums), so a
+chunk costs a few array passes; memory is bounded by one chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ckptdiag.errors import InputError
+
+INT64_MIN = -(2**63)
+_I32 = struct.Struct("<i")
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+_U64 = struct.Struct("<Q")
+_F64 = struct.Struct("<d")
+
+
+class FtdcError(InputError):
+    """A file that is not FTDC, or is damaged at a known byte offset."""
+
+
+@dataclass
+class Chunk:
+    """One metric chunk: slot paths and their values, one row per metric, one column per sample."""
+
+    start_ms: int  # the chunk's _id
+    offset: int  # byte offset of the chunk document in its file
+    paths: list[str]
+    values: np.ndarray  # int64, shape (len(paths), samples)
+
+    @property
+    def samples(self) -> int:
+        return int(self.values.shape[1])
+
+
+@dataclass
+class Metadata:
+    """A type 0 document (buildInfo, getCmdLineOpts, hostInfo, ...) or a type 2 delta."""
+
+    start_ms: int
+    kind: int
+    doc: dict[str, Any]
+
+
+@dataclass
+class FileReport:
+    """What reading one file found: chunks, samples, and the damage it stopped at (if any)."""
+
+    path: str
+    chunks: int = 0
+    samples: int = 0
+    metadata: int = 0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# --- BSON: the outer documents and the metric walk of a reference document -------------------
+
+
+def _cstring_end(buf: bytes, pos: int) -> int:
+    end = buf.find(b"\x00", pos)
+    if end < 0:
+        raise ValueError("unterminated field name")
+    return end
+
+
+def _trunc(value: float) -> int:
+    # numberLong() of a double: truncation toward zero; NaN is 0 and out-of-range saturates
+    if math.isnan(value):
+        return 0
+    if value >= 9.223372036854775807e18:
+        return 2**63 - 1
+    if value <= -9.223372036854775808e18:
+        return INT64_MIN
+    return int(value)
+
+
+def _decimal128_long(raw: bytes) -> int:
+    from bson.decimal128 import Decimal128
+
+    dec = Decimal128.from_bid(raw).to_decimal()
+    if dec.is_nan():
+        return 0
+    if dec.is_infinite():
+        return 2**63 - 1 if dec > 0 else INT64_MIN
+    return max(min(int(dec), 2**63 - 1), INT64_MIN)
+
+
+def walk_metrics(
+    buf: bytes, start: int = 0, prefix: str = "", paths: list[str] | None = None, values: list[int] | None = None
+) -> tuple[list[str], list[int]]:
+    """Metric slots of a BSON document in mongod's extraction order: (paths, reference values)."""
+    paths = [] if paths is None else paths
+    values = [] if values is None else values
+    (length,) = _I32.unpack_from(buf, start)
+    end = start + length - 1
+    pos = start + 4
+    while pos < end:
+        etype = buf[pos]
+        name_end = _cstring_end(buf, pos + 1)
+        name = buf[pos + 1 : name_end].decode("utf-8", "replace")
+        path = f"{prefix}{name}"
+        pos = name_end + 1
+        if etype == 0x01:  # double
+            paths.append(path)
+            values.append(_trunc(_F64.unpack_from(buf, pos)[0]))
+            pos += 8
+        elif etype == 0x10:  # int32
+            paths.append(path)
+            values.append(_I32.unpack_from(buf, pos)[0])
+            pos += 4
+        elif etype in (0x12, 0x09):  # int64, UTC datetime (ms)
+            paths.append(path)
+            values.append(_I64.unpack_from(buf, pos)[0])
+            pos += 8
+        elif etype == 0x08:  # bool
+            paths.append(path)
+            values.append(1 if buf[pos] else 0)
+            pos += 1
+        elif etype == 0x11:  # timestamp: increment in the low 32 bits, seconds in the high 32
+            (raw,) = _U64.unpack_from(buf, pos)
+            paths += [path, f"{path}.inc"]
+            values += [raw >> 32, raw & 0xFFFFFFFF]
+            pos += 8
+        elif etype == 0x13:  # decimal128
+            paths.append(path)
+            values.append(_decimal128_long(buf[pos : pos + 16]))
+            pos += 16
+        elif etype in (0x03, 0x04):  # document, array: recurse
+            (sub_len,) = _I32.unpack_from(buf, pos)
+            walk_metrics(buf, pos, f"{path}.", paths, values)
+            pos += sub_len
+        elif etype in (0x02, 0x0D, 0x0E):  # string, JS code, symbol
+            pos += 4 + _I32.unpack_from(buf, pos)[0]
+        elif etype == 0x05:  # binary
+            pos += 5 + _I32.unpack_from(buf, pos)[0]
+        elif etype == 0x07:  # ObjectId
+            pos += 12
+        elif etype in (0x06, 0x0A, 0xFF, 0x7F):  # undefined, null, min/max key
+            pass
+        elif etype == 0x0B:  # regex: two cstrings
+            pos = _cstring_end(buf, _cstring_end(buf, pos) + 1) + 1
+        elif etype == 0x0C:  # DBPointer
+            pos += 4 + _I32.unpack_from(buf, pos)[0] + 12
+        elif etype == 0x0F:  # code with scope
+            pos += _I32.unpack_from(buf, pos)[0]
+        else:
+            raise ValueError(f"unknown BSON type 0x{etype:02x}")
+    return paths, values
+
+
+def _walk_decoded(doc: Any, prefix: str, paths: list[str], values: list[int]) -> None:
+    # The same walk over a document the C decoder already parsed: several times faster than
+    # parsing field by field in Python. Types map one to one (see walk_metrics).
+    from bson.datetime_ms import DatetimeMS
+    from bson.decimal128 import Decimal128
+    from bson.timestamp import Timestamp
+
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc)
+    for key, value in items:
+        kind = type(value)
+        if kind is int or kind is bool:
+            paths.append(f"{prefix}{key}")
+            values.append(int(value))
+        elif kind is float:
+            paths.append(f"{prefix}{key}")
+            values.append(_trunc(value))
+        elif kind is dict or kind is list:
+            _walk_decoded(value, f"{prefix}{key}.", paths, values)
+        elif kind is DatetimeMS:
+            paths.append(f"{prefix}{key}")
+            values.append(int(value))
+        elif kind is Timestamp:
+            paths += [f"{prefix}{key}", f"{prefix}{key}.inc"]
+            values += [value.time, value.inc]
+        elif kind is Decimal128:
+            paths.append(f"{prefix}{key}")
+            values.append(_decimal128_long(value.bid))
+        elif isinstance(value, int):  # bson.Int64
+            paths.append(f"{prefix}{key}")
+            values.append(int(value))
+
+
+def reference_metrics(raw: bytes, n_metrics: int) -> tuple[list[str], list[int]]:
+    """Slot paths and values of a chunk's reference document (fast path, exact fallback)."""
+    import bson
+    from bson.codec_options import CodecOptions, DatetimeConversion
+
+    paths: list[str] = []
+    values: list[int] = []
+    try:
+        options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
+        _walk_decoded(bson.decode(raw, codec_options=options), "", paths, values)
+    except Exception:  # noqa: BLE001 - the exact walker below reports what is wrong
+        paths = []
+    if len(paths) != n_metrics:
+        # duplicate field names collapse in a dict: walk the raw bytes, slot by slot
+        paths, values = walk_metrics(raw, 0)
+    return paths, values
+
+
+# --- the delta stream ---------------------------------------------------------------------------
+
+
+def decode_deltas(stream: np.ndarray, n_metrics: int, n_deltas: int) -> np.ndarray:
+    """Varints with zero runs -> a (n_metrics, n_deltas) uint64 array of deltas, vectorised.
+
+    A varint ends at a byte without the 0x80 bit. A 0 value is a run marker: the next value counts
+    the *further* zeros. The first zero of a run of zero tokens is always a marker (a marker is 0,
+    so the token before a run, being non-zero, cannot be one); inside the run markers and counts
+    alternate; a run of odd length ends with a marker whose count is the next, non-zero token.
+    """
+    total = n_metrics * n_deltas
+    if total == 0:
+        return np.zeros((n_metrics, n_deltas), dtype=np.uint64)
+    data = stream
+    ends = np.flatnonzero(data < 0x80)
+    if ends.size == 0:
+        raise ValueError("no complete varint in the delta stream")
+    data = data[: ends[-1] + 1]
+    if ends.size == data.size:
+        tokens = data.astype(np.uint64)  # every varint is one byte: the common case
+    else:
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        lengths = ends - starts + 1
+        if lengths.max() > 10:
+            raise ValueError("varint longer than 10 bytes")
+        pos_in = np.arange(data.size) - np.repeat(starts, lengths)
+        parts = (data & 0x7F).astype(np.uint64) << (7 * pos_in).astype(np.uint64)
+        tokens = np.add.reduceat(parts, starts)
+    zero = tokens == 0
+    # index of each zero within its run of consecutive zero tokens
+    idx = np.arange(tokens.size)
+    run_start = np.where(zero & ~np.concatenate(([False], zero[:-1])), idx, 0)
+    np.maximum.accumulate(run_start, out=run_start)
+    marker = zero & (((idx - run_start) % 2) == 0)
+    is_count = np.concatenate(([False], marker[:-1]))
+    repeat = np.where(is_count, 0, 1).astype(np.int64)
+    m_idx = np.flatnonzero(marker)
+    counts = tokens[np.minimum(m_idx + 1, tokens.size - 1)].astype(np.int64)
+    counts[m_idx + 1 >= tokens.size] = 0  # a marker with its count cut off: one zero
+    repeat[m_idx] = 1 + counts
+    values = np.where(marker, np.uint64(0), tokens)
+    expanded = np.repeat(values, repeat)
+    if expanded.size < total:
+        raise ValueError(f"delta stream holds {expanded.size} values, the chunk needs {total}")
+    return expanded[:total].reshape(n_metrics, n_deltas)
+
+
+def decode_chunk(data: bytes, wanted: Callable[[str], bool] | None = None) -> tuple[list[str], np.ndarray]:
+    """A type 1 ``data`` payload -> (paths, int64 values of shape (metrics, samples)).
+
+    With ``wanted``, only the metrics it accepts are summed up and returned (the delta stream is
+    still read in full: it is one sequence across metrics).
+    """
+    if len(data) < 4:
+        raise ValueError("chunk shorter than its length prefix")
+    (expected,) = _U32.unpack_from(data, 0)
+    raw = zlib.decompress(data[4:])
+    if len(raw) != expected:
+        raise ValueError(f"inflated to {len(raw)} bytes, the header says {expected}")
+    (ref_len,) = _I32.unpack_from(raw, 0)
+    n_metrics, n_deltas = struct.unpack_from("<II", raw, ref_len)  # compressor.cpp's order
+    paths, ref = reference_metrics(raw[:ref_len], n_metrics)
+    if n_metrics != len(paths):
+        raise ValueError(f"chunk says {n_metrics} metrics, its reference document has {len(paths)}")
+    stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
+    deltas = decode_deltas(stream, n_metrics, n_deltas)
+    rows = (
+        np.arange(n_metrics)
+        if wanted is None
+        else np.array([i for i, p in enumerate(paths) if wanted(p)], dtype=np.int64)
+    )
+    out = np.empty((rows.size, n_deltas + 1), dtype=np.uint64)
+    out[:, 0] = np.array(ref, dtype=np.int64)[rows].view(np.uint64)
+    out[:, 1:] = deltas[rows]
+    np.cumsum(out, axis=1, out=out)  # uint64 arithmetic wraps, as mongod's int64 deltas do
+    return [paths[i] for i in rows], out.view(np.int64)
+
+
+# --- files and directories -------------------------------------------------------------------
+
+
+def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
+    pos = 0
+    size = len(buf)
+    while pos + 5 <= size:
+        (length,) = _I32.unpack_from(buf, pos)
+        if length == 0 and not buf[pos:].strip(b"\x00"):
+            report.notes.append(f"zero padding from byte {pos}")
+            return
+        if length < 5 or pos + length > size:
+            report.error = f"truncated or damaged document at byte {pos}"
+            return
+        if buf[pos + length - 1] != 0:
+            report.error = f"damaged document at byte {pos}"
+            return
+        yield pos, buf[pos : pos + length]
+        pos += length
+    if pos < size and buf[pos:].strip(b"\x00"):
+        report.error = f"truncated document at byte {pos}"
+
+
+def read_file(
+    path: Path, report: FileReport | None = None, wanted: Callable[[str], bool] | None = None
+) -> Iterator[Chunk | Metadata]:
+    """Chunks and metadata of one FTDC file, in order. Damage ends the file (``report.error``)."""
+    import bson
+    from bson.codec_options import CodecOptions, DatetimeConversion
+
+    report = report or FileReport(str(path))
+    try:
+        buf = path.read_bytes()
+    except OSError as exc:
+        raise FtdcError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+    if len(buf) >= 5 and _I32.unpack_from(buf, 0)[0] > len(buf) * 4 + 64:
+        raise FtdcError(
+            f"{path} is not an FTDC file (byte 0 is not a BSON document)",
+            "give a diagnostic.data directory or one of its metrics.* files",
+        )
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
+    first = True
+    for offset, raw in _bson_docs(buf, report):
+        try:
+            doc = bson.decode(raw, codec_options=options)
+        except Exception:  # noqa: BLE001 - any decode failure is damage at this offset
+            report.error = f"undecodable BSON document at byte {offset}"
+            return
+        kind = doc.get("type")
+        if first and (kind not in (0, 1, 2) or "_id" not in doc):
+            raise FtdcError(
+                f"{path} is not a MongoDB FTDC file (byte 0 has no _id/type)",
+                "ckptdiag reads mongod's diagnostic.data/metrics.* files",
+            )
+        first = False
+        start = doc.get("_id")
+        start_ms = int(start) if start is not None else 0
+        if kind == 1:
+            data = doc.get("data")
+            if not isinstance(data, bytes):
+                report.error = f"metric chunk without data at byte {offset}"
+                return
+            try:
+                paths, values = decode_chunk(bytes(data), wanted)
+            except (ValueError, zlib.error, struct.error, IndexError) as exc:
+                report.error = f"bad metric chunk at byte {offset}: {exc}"
+                return
+            report.chunks += 1
+            report.samples += values.shape[1]
+            yield Chunk(start_ms, offset, paths, values)
+        elif kind in (0, 2):
+            report.metadata += 1
+            yield Metadata(start_ms, int(kind), dict(doc.get("doc") or {}))
+    if first and report.error is None and not report.notes:
+        raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
+
+
+def metric_files(path: Path) -> list[Path]:
+    """The metrics files of a diagnostic.data directory in time order (interim last), or [path]."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.name.startswith("metrics.") and p.is_file())
+        archives = [p for p in files if p.name != "metrics.interim"]
+        interim = [p for p in files if p.name == "metrics.interim"]
+        if not files:
+            raise FtdcError(f"{path} has no metrics.* files", "give mongod's <dbPath>/diagnostic.data directory")
+        return archives + interim
+    if not path.exists():
+        raise FtdcError(f"{path} does not exist", "check the path")
+    return [path]
+
+
+# --- FTDC as a sample frame (the same columns a recording gives) ------------------------------
+
+# systemMetrics.disks.<dev>.<name> (procparser) -> the recording's disk.<dev>.<field> names
+DISK_FIELDS = {
+    "reads": "rd_ios",
+    "reads_merged": "rd_merges",
+    "read_sectors": "rd_sectors",
+    "read_time_ms": "rd_ticks",
+    "writes": "wr_ios",
+    "writes_merged": "wr_merges",
+    "write_sectors": "wr_sectors",
+    "write_time_ms": "wr_ticks",
+    "io_in_progress": "ios_pgr",
+    "io_time_ms": "tot_ticks",
+    "io_queued_ms": "rq_ticks",
+}
+
+
+@dataclass
+class FtdcData:
+    """FTDC read into a frame, with the server's identity from the metadata documents."""
+
+    frame: Any  # pandas.DataFrame indexed by UTC time
+    metadata: list[dict[str, Any]]
+    reports: list[FileReport]
+
+
+def _wanted_paths() -> frozenset[str]:
+    """The FTDC paths of every catalogue source (serverStatus paths, prefixed 'serverStatus.')."""
+    from ckptdiag import catalogue
+
+    return frozenset(
+        "serverStatus." + ".".join(f.path)
+        for metric in catalogue.METRICS
+        for source in metric.sources
+        for f in catalogue.source_fields(source)
+    )
+
+
+def _chunk_columns(chunk: Chunk) -> dict[str, np.ndarray]:
+    from ckptdiag import catalogue
+
+    index = {p: i for i, p in enumerate(chunk.paths)}
+    cols: dict[str, np.ndarray] = {}
+    for metric in catalogue.METRICS:
+        for source in metric.sources:  # first source present wins, as with a live server
+            keys = ["serverStatus." + ".".join(f.path) for f in catalogue.source_fields(source)]
+            if isinstance(source, catalogue.Total):
+                if keys[0] in index:
+                    cols[metric.name] = np.sum([chunk.values[index[k]] for k in keys if k in index], axis=0)
+                    break
+            elif all(k in index for k in keys):
+                vals = [chunk.values[index[k]] for k in keys]
+                cols[metric.name] = vals[0] - vals[1] if isinstance(source, catalogue.Difference) else vals[0]
+                break
+    for path, i in index.items():
+        if path.startswith("systemMetrics.disks."):
+            _, _, dev, name = path.split(".", 3)
+            if name in DISK_FIELDS:
+                cols[f"disk.{dev}.{DISK_FIELDS[name]}"] = chunk.values[i]
+    return cols
+
+
+def _is_wanted(path: str, wanted: frozenset[str]) -> bool:
+    return path in wanted or path.startswith("systemMetrics.disks.") or path in ("start", "end")
+
+
+def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int | None = None) -> FtdcData:
+    """FTDC files or diagnostic.data directories as one frame: catalogue metrics, disks, time.
+
+    Decodes only what the catalogue and the disk figures need; ``since``/``until`` (ms since the
+    epoch) trim the window. Chunks without serverStatus (another FTDC producer) are refused.
+    """
+    import pandas as pd
+
+    wanted = _wanted_paths()
+    reports: list[FileReport] = []
+    metadata: list[dict[str, Any]] = []
+    frames: list[Any] = []
+    seen_mongod = False
+    for item in _read_selected(paths, reports, lambda p: _is_wanted(p, wanted)):
+        if isinstance(item, Metadata):
+            metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
+            continue
+        if not any(p.startswith("serverStatus.") for p in item.paths):
+            continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
+        seen_mongod = True
+        if "start" not in item.paths:
+            continue
+        start = item.values[item.paths.index("start")]
+        keep = np.ones(start.size, dtype=bool)
+        if since_ms is not None:
+            keep &= start >= since_ms
+        if until_ms is not None:
+            keep &= start <= until_ms
+        if not keep.any():
+            continue
+        cols = _chunk_columns(item)
+        data = {"t": start[keep] / 1000.0, **{k: v[keep] for k, v in cols.items()}}
+        frame = pd.DataFrame(data)
+        frame["wt_missing"] = "cache.max_bytes" not in cols
+        frames.append(frame)
+    if not seen_mongod and any(r.samples for r in reports):
+        raise FtdcError(
+            f"{reports[0].path}: these FTDC files were not written by mongod (no serverStatus)",
+            "ckptdiag reads mongod's diagnostic.data; files from other FTDC producers have other metrics",
+        )
+    if not frames:
+        raise FtdcError(
+            "no FTDC samples in the given window" if any(r.samples for r in reports) else "no FTDC metric chunks found",
+            "check --since/--until, or give a diagnostic.data directory",
+        )
+    frame = pd.concat(frames, ignore_index=True, sort=False)
+    frame = frame.sort_values("t", kind="stable").drop_duplicates("t", keep="last").reset_index(drop=True)
+    frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
+    frame.index.name = "time"
+    frame["seq"] = np.arange(len(frame))
+    uptime = frame.get("uptime_ms")
+    restarts = (uptime.diff() < 0) if uptime is not None else pd.Series(False, index=frame.index)
+    frame["segment"] = restarts.cumsum().astype(int)
+    dt = frame["t"].diff()
+    period = float(dt.median()) if len(frame) > 1 else 1.0
+    frame["gap_before"] = dt > max(3 * period, period + 2)
+    return FtdcData(frame, metadata, reports)
+
+
+def _read_selected(
+    paths: Iterable[Path], reports: list[FileReport], wanted: Callable[[str], bool]
+) -> Iterator[Chunk | Metadata]:
+    for top in paths:
+        files = metric_files(top)
+        for file in files:
+            report = FileReport(str(file))
+            reports.append(report)
+            try:
+                yield from read_file(file, report, wanted)
+            except FtdcError as exc:
+                if not top.is_dir():
+                    raise
+                report.error = exc.message  # in a directory one bad file does not stop the rest

@@ -1,0 +1,303 @@
+"""The FTDC decoder: exact on mongod's encoding rules, robust on every real file, usable as a source."""
+
+from __future__ import annotations
+
+import csv
+import struct
+import zlib
+from pathlib import Path
+
+import bson
+import numpy as np
+import pytest
+from conftest import SHARED_DATA, shared_path
+
+from ckptdiag import catalogue
+from ckptdiag.sources.ftdc import (
+    INT64_MIN,
+    Chunk,
+    FileReport,
+    FtdcError,
+    decode_deltas,
+    read_file,
+    read_ftdc,
+    reference_metrics,
+    walk_metrics,
+)
+
+SYNTHETIC = ["S1_basic", "S2_objectid", "S3_decimal", "S4_bigchunk", "S5_padded"]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _stream(tokens: list[int]) -> np.ndarray:
+    return np.frombuffer(b"".join(_varint(t) for t in tokens), dtype=np.uint8)
+
+
+def test_zero_runs_cross_metric_boundaries() -> None:
+    # 3 metrics x 4 deltas: [5,0,0,0] [0,0,0,0] [0,7,300,1]: one run of 3+4+1 = 8 zeros spans all three
+    got = decode_deltas(_stream([5, 0, 7, 7, 300, 1]), 3, 4)
+    assert got.tolist() == [[5, 0, 0, 0], [0, 0, 0, 0], [0, 7, 300, 1]]
+
+
+def test_a_zero_count_means_a_single_zero_and_runs_alternate() -> None:
+    # tokens 0,0 = one zero; then 0,0 again = one zero; then 0,2 = three zeros; then 9
+    got = decode_deltas(_stream([0, 0, 0, 0, 0, 2, 9]), 1, 6)
+    assert got.tolist() == [[0, 0, 0, 0, 0, 9]]
+
+
+def test_multi_byte_varints_and_wraparound() -> None:
+    big = 2**64 - 5  # -5 as an unsigned delta
+    got = decode_deltas(_stream([big, 2**40, 1]), 1, 3)
+    assert got.tolist() == [[big, 2**40, 1]]
+    assert got.view(np.int64).tolist() == [[-5, 2**40, 1]]
+
+
+def test_short_stream_is_an_error() -> None:
+    with pytest.raises(ValueError, match="holds 2 values"):
+        decode_deltas(_stream([1, 2]), 1, 3)
+
+
+def test_reference_walk_follows_mongod_extraction_rules() -> None:
+    from bson import Decimal128, Int64, ObjectId, Timestamp
+
+    doc = {
+        "a": 1.9,
+        "b": -1.9,
+        "c": True,
+        "d": Int64(2**40),
+        "e": "text",
+        "f": ObjectId(),
+        "g": None,
+        "h": Timestamp(1700000000, 7),
+        "i": [{"x": 1}, {"x": 2}],
+        "j": Decimal128("12.75"),
+        "k": {"l": 3},
+    }
+    raw = bson.encode(doc)
+    paths, values = walk_metrics(raw)
+    assert paths == ["a", "b", "c", "d", "h", "h.inc", "i.0.x", "i.1.x", "j", "k.l"]
+    assert values == [1, -1, 1, 2**40, 1700000000, 7, 1, 2, 12, 3]
+    assert reference_metrics(raw, len(paths)) == (paths, values)
+
+
+@pytest.mark.parametrize("name", SYNTHETIC)
+def test_synthetic_files_decode_to_exact_values(name: str) -> None:
+    path = shared_path("ftdc-synthetic", name)
+    expected = np.load(SHARED_DATA / "ftdc-synthetic" / f"{name}.expected.npz")
+    order = (SHARED_DATA / "ftdc-synthetic" / f"{name}.paths").read_text().split("\n")
+    report = FileReport(name)
+    chunks = [c for c in read_file(path, report) if isinstance(c, Chunk)]
+    assert report.error is None
+    total = sum(c.samples for c in chunks)
+    seen: list[str] = []
+    for c in chunks:
+        seen += [p for p in c.paths if p not in seen]
+    assert seen == [p for p in order if p]
+    for key in expected.files:
+        if key == "__ts__":
+            continue
+        got = np.full(total, INT64_MIN, dtype=np.int64)
+        pos = 0
+        for c in chunks:
+            if key in c.paths:
+                got[pos : pos + c.samples] = c.values[c.paths.index(key)]
+            pos += c.samples
+        assert np.array_equal(got, expected[key]), key
+    starts = np.concatenate([c.values[c.paths.index("start")] for c in chunks])
+    assert np.array_equal(starts, expected["__ts__"])
+    if name == "S5_padded":
+        assert report.notes and "zero padding" in report.notes[0]
+
+
+def _real_files() -> list[Path]:
+    root = SHARED_DATA / "ftdc"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith((".json", ".tsv")))
+
+
+def test_every_real_file_decodes_or_fails_with_one_line_naming_file_and_offset() -> None:
+    files = _real_files()
+    if not files:
+        pytest.skip("shared data not available")
+    clean = 0
+    for f in files:
+        report = FileReport(str(f))
+        try:
+            for item in read_file(f, report):
+                if isinstance(item, Chunk):
+                    assert item.values.shape == (len(item.paths), item.samples)
+        except FtdcError as exc:
+            assert str(f) in exc.one_line() and "\n" not in exc.one_line()
+            continue
+        if report.error:
+            assert "at byte" in report.error, (f, report.error)
+        else:
+            clean += 1
+    assert clean >= len(files) - 5
+
+
+def test_fast_and_exact_reference_walks_agree_on_real_chunks() -> None:
+    f = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
+    buf = f.read_bytes()
+    pos, checked = 0, 0
+    while pos < len(buf) and checked < 5:
+        (length,) = struct.unpack_from("<i", buf, pos)
+        doc = bson.decode(buf[pos : pos + length])
+        pos += length
+        if doc.get("type") != 1:
+            continue
+        raw = zlib.decompress(doc["data"][4:])
+        (ref_len,) = struct.unpack_from("<i", raw, 0)
+        exact = walk_metrics(raw[:ref_len])
+        assert reference_metrics(raw[:ref_len], len(exact[0])) == exact
+        checked += 1
+    assert checked == 5
+
+
+def _csv_rows(name: str) -> list[dict[str, str]]:
+    with shared_path("timeseries", name).open() as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize(
+    ("ftdc", "extract"),
+    [
+        (
+            "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000",
+            "mongodb-4.2.12__b1ron_ftdc__metrics.2021-03-15T02-21-47Z.csv",
+        ),
+        (
+            "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000",
+            "mongodb-7.0.0-rc6__b1ron_ftdc__metrics.2024-04-16T11-34-42Z.csv",
+        ),
+    ],
+)
+def test_frame_matches_an_independent_per_second_extract(ftdc: str, extract: str) -> None:
+    frame = read_ftdc([shared_path("ftdc", ftdc)]).frame
+    rows = _csv_rows(extract)
+    assert len(frame) == len(rows)
+    pairs = {
+        "ckpt.recent_ms": "ckpt_most_recent_ms",
+        "ckpt.total_ms": "ckpt_total_ms",
+        "cache.dirty_bytes": "cache_dirty_bytes",
+        "cache.max_bytes": "cache_max_bytes",
+        "ckpt.bytes_written": "bm_bytes_written_ckpt",
+        "block.bytes_written": "bm_bytes_written",
+        "journal.bytes_written": "log_bytes_written",
+        "uptime_ms": "uptime_ms",
+        "cache.app_evicted_pages": "cache_app_evict_pages",
+    }
+    for ours, theirs in pairs.items():
+        assert frame[ours].astype(np.int64).tolist() == [int(r[theirs]) for r in rows], ours
+    assert (frame["t"] * 1000).round().astype(np.int64).tolist() == [int(r["start_ms"]) for r in rows]
+    disk = next(c for c in rows[0] if c.startswith("disk_") and c.endswith("_writes"))
+    dev = disk.split("_")[1]
+    assert frame[f"disk.{dev}.wr_ios"].astype(np.int64).tolist() == [int(r[disk]) for r in rows]
+
+
+def test_checkpoint_rich_42_file_has_its_13_checkpoints() -> None:
+    frame = read_ftdc([shared_path("ftdc", "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000")]).frame
+    assert len(frame) == 849
+    counts = frame["ckpt.count"].astype(np.int64)
+    assert counts.iloc[0] == 1 and counts.iloc[-1] - counts.iloc[0] == 13  # start-up's, then 13 in the window
+    assert frame["ckpt.recent_ms"].max() == 2529 and frame["ckpt.max_ms"].max() == 2529
+    assert round(frame["cache.dirty_bytes"].max() / 1e6) == 805
+    assert frame["ckpt.running"].max() == 1
+
+
+def test_first_sample_equals_the_published_reference_document() -> None:
+    from bson import json_util
+
+    doc = json_util.loads(shared_path("server-status", "serverStatus_4.2.12__b1ron+ftdc.json").read_text())
+    frame = read_ftdc([shared_path("ftdc", "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000")]).frame
+    expected = catalogue.extract(doc)
+    row = frame.loc[(frame["t"] * 1000).round() == int(doc["start"].timestamp() * 1000)]
+    assert len(row) == 1
+    for name, value in expected.items():
+        assert int(row[name].iloc[0]) == int(value), name
+
+
+def test_since_and_until_trim_the_window() -> None:
+    f = shared_path("ftdc", "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000")
+    full = read_ftdc([f]).frame
+    t0 = int(full["t"].iloc[100] * 1000)
+    t1 = int(full["t"].iloc[199] * 1000)
+    part = read_ftdc([f], since_ms=t0, until_ms=t1).frame
+    assert len(part) == 100
+
+
+def test_another_ftdc_producer_is_refused() -> None:
+    f = shared_path("ftdc", "not-mongod__mongodb-ftdc-lib__perf_metrics_small.ftdc")
+    with pytest.raises(FtdcError, match="not written by mongod"):
+        read_ftdc([f])
+
+
+def test_not_an_ftdc_file(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("this is not BSON at all, just text that goes on for a while\n" * 4)
+    with pytest.raises(FtdcError, match="not an FTDC file"):
+        list(read_file(bad))
+    json_doc = tmp_path / "x.bson"
+    json_doc.write_bytes(bson.encode({"hello": "world"}))
+    with pytest.raises(FtdcError, match="not a MongoDB FTDC file"):
+        list(read_file(json_doc))
+
+
+def _chunk_doc(raw_payload: bytes) -> bytes:
+    return bson.encode({"_id": bson.datetime_ms.DatetimeMS(0), "type": 1, "data": raw_payload})
+
+
+def test_corrupt_zlib_and_metric_count_mismatch_name_the_offset(tmp_path: Path) -> None:
+    meta = bson.encode({"_id": bson.datetime_ms.DatetimeMS(0), "type": 0, "doc": {"buildInfo": {}}})
+    corrupt = tmp_path / "corrupt"
+    corrupt.write_bytes(meta + _chunk_doc(struct.pack("<I", 100) + b"\x78\x9cnot zlib"))
+    report = FileReport("x")
+    list(read_file(corrupt, report))
+    assert report.error is not None and report.error.startswith(f"bad metric chunk at byte {len(meta)}")
+
+    ref = bson.encode({"start": bson.datetime_ms.DatetimeMS(0), "a": 1})
+    body = ref + struct.pack("<II", 5, 0)  # says 5 metrics; the reference document has 2
+    mismatch = tmp_path / "mismatch"
+    mismatch.write_bytes(meta + _chunk_doc(struct.pack("<I", len(body)) + zlib.compress(body)))
+    report = FileReport("y")
+    list(read_file(mismatch, report))
+    assert report.error is not None and "says 5 metrics" in report.error and f"byte {len(meta)}" in report.error
+
+
+def test_truncated_file_keeps_what_came_before(tmp_path: Path) -> None:
+    src = shared_path("ftdc-synthetic", "S1_basic").read_bytes()
+    cut = tmp_path / "cut"
+    cut.write_bytes(src[:2500])  # inside the third document
+    report = FileReport("cut")
+    chunks = [c for c in read_file(cut, report) if isinstance(c, Chunk)]
+    assert len(chunks) == 2 and report.error and "at byte 2205" in report.error
+
+
+def test_directory_without_metrics_and_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(FtdcError, match="has no metrics"):
+        read_ftdc([tmp_path])
+    with pytest.raises(FtdcError, match="does not exist"):
+        read_ftdc([tmp_path / "nope"])
+
+
+def test_directory_reads_archives_then_interim_and_survives_a_bad_file(tmp_path: Path) -> None:
+    d = tmp_path / "diagnostic.data"
+    d.mkdir()
+    src = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
+    (d / "metrics.2024-04-16T11-34-42Z-00000").write_bytes(src.read_bytes())
+    (d / "metrics.interim").write_bytes(b"\x00" * 10)
+    (d / "metrics.2024-04-17T00-00-00Z-00000").write_bytes(b"garbage that is not bson")
+    data = read_ftdc([d])
+    assert len(data.frame) == 19007
+    assert [Path(r.path).name for r in data.reports][-1] == "metrics.interim"
+    assert sum(r.error is not None for r in data.reports) == 1

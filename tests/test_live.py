@@ -1,0 +1,56 @@
+"""The live status line shown while recording on a terminal."""
+
+from __future__ import annotations
+
+import io
+
+from fakes import status_doc
+from rich.console import Console
+
+from ckptdiag.analysis.instant import instant
+from ckptdiag.recording import build_sample
+from ckptdiag.report.live import LiveStatus
+from ckptdiag.sources.diskstats import DiskCounters
+
+
+def _samples() -> tuple[dict, dict]:
+    a = build_sample(
+        status_doc(0),
+        seq=0,
+        wall=1.0,
+        mono=10.0,
+        rtt_ms=1.0,
+        disks={"vda": (DiskCounters(wr_ios=0, wr_sectors=0, tot_ticks=0), 17)},
+    )
+    b = build_sample(
+        status_doc(1),
+        seq=1,
+        wall=2.0,
+        mono=11.0,
+        rtt_ms=1.0,
+        disks={"vda": (DiskCounters(wr_ios=100, wr_sectors=20480, tot_ticks=250), 17)},
+    )
+    return a, b
+
+
+def test_instant_figures_between_two_samples() -> None:
+    a, b = _samples()
+    f = instant(a, b)
+    assert f.checkpoint_running is True  # status_doc(1) has the running flag set
+    assert f.dirty_pct == 100 * (1 << 20) / (1 << 30)
+    assert f.ops_s == 110.0  # 100 inserts + 10 queries in one second
+    assert f.disk_write_mb_s == 10.0 and f.disk_util_pct == 25.0
+    assert instant(None, a).ops_s is None
+
+
+def test_live_status_renders_the_figures_and_events() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=160, force_terminal=False, color_system=None)
+    a, b = _samples()
+    with LiveStatus(console, "mongodb://h", "x.jsonl.gz") as live:
+        live.on_sample(a)
+        live.on_event({"kind": "gap", "time": "2026-11-22T14:00:00.000Z", "reason": "connection closed"})
+        live.on_sample(b)
+    text = out.getvalue()
+    assert "RUNNING" in text and "0.1" in text and "10.0" in text and "110" in text
+    assert "gap connection closed" in text
