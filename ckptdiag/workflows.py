@@ -234,8 +234,9 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
         engine.start(request.duration or 600)  # the space check plans for 10 minutes when unbounded
         server = lab_server(engine, request.port).start()
         try:
-            warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
+            # the handlers go in before the line that tells a waiting client (or test) we serve
             with stop_signals(lambda reason: stop.set()):
+                warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
                 stop.wait(request.duration)
         finally:
             server.stop()
