@@ -206,9 +206,9 @@ class Schema:
 
     A later reference document has the same shape exactly when it has the same length and the
     same bytes everywhere but in the value bytes and the contents of strings and ObjectIds (so
-    field names, types, nesting and every length prefix agree, and every offset is the same): then its values are read with a few numpy gathers instead of a field-by-field walk.
-    mongod starts a new chunk when a document's shape changes, so most chunks of a file share
-    one shape.
+    field names, types, nesting and every length prefix agree, and every offset is the same):
+    then its values are read with a few numpy gathers instead of a field-by-field walk. mongod
+    starts a new chunk when a document's shape changes, so most chunks of a file share one shape.
     """
 
     def __init__(self, raw: bytes) -> None:
