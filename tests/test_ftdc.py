@@ -42,28 +42,67 @@ def _stream(tokens: list[int]) -> np.ndarray:
     return np.frombuffer(b"".join(_varint(t) for t in tokens), dtype=np.uint8)
 
 
-def test_zero_runs_cross_metric_boundaries() -> None:
+from ckptdiag.sources import ftdc as ftdc_module  # noqa: E402
+
+PATHS = [pytest.param(True, id="compiled"), pytest.param(False, id="numpy")]
+
+
+@pytest.fixture(params=PATHS)
+def compiled(request: pytest.FixtureRequest) -> bool:
+    if request.param and ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built (no C compiler at install)")
+    return bool(request.param)
+
+
+def test_zero_runs_cross_metric_boundaries(compiled: bool) -> None:
     # 3 metrics x 4 deltas: [5,0,0,0] [0,0,0,0] [0,7,300,1]: one run of 3+4+1 = 8 zeros spans all three
-    got = decode_deltas(_stream([5, 0, 7, 7, 300, 1]), 3, 4)
+    got = decode_deltas(_stream([5, 0, 7, 7, 300, 1]), 3, 4, compiled=compiled)
     assert got.tolist() == [[5, 0, 0, 0], [0, 0, 0, 0], [0, 7, 300, 1]]
 
 
-def test_a_zero_count_means_a_single_zero_and_runs_alternate() -> None:
+def test_a_zero_count_means_a_single_zero_and_runs_alternate(compiled: bool) -> None:
     # tokens 0,0 = one zero; then 0,0 again = one zero; then 0,2 = three zeros; then 9
-    got = decode_deltas(_stream([0, 0, 0, 0, 0, 2, 9]), 1, 6)
+    got = decode_deltas(_stream([0, 0, 0, 0, 0, 2, 9]), 1, 6, compiled=compiled)
     assert got.tolist() == [[0, 0, 0, 0, 0, 9]]
 
 
-def test_multi_byte_varints_and_wraparound() -> None:
+def test_multi_byte_varints_and_wraparound(compiled: bool) -> None:
     big = 2**64 - 5  # -5 as an unsigned delta
-    got = decode_deltas(_stream([big, 2**40, 1]), 1, 3)
+    got = decode_deltas(_stream([big, 2**40, 1]), 1, 3, compiled=compiled)
     assert got.tolist() == [[big, 2**40, 1]]
     assert got.view(np.int64).tolist() == [[-5, 2**40, 1]]
 
 
-def test_short_stream_is_an_error() -> None:
+def test_short_stream_is_an_error(compiled: bool) -> None:
     with pytest.raises(ValueError, match="holds 2 values"):
-        decode_deltas(_stream([1, 2]), 1, 3)
+        decode_deltas(_stream([1, 2]), 1, 3, compiled=compiled)
+
+
+def test_a_marker_whose_count_is_cut_off_is_one_zero(compiled: bool) -> None:
+    assert decode_deltas(_stream([4, 0]), 1, 2, compiled=compiled).tolist() == [[4, 0]]
+
+
+def test_compiled_and_numpy_paths_agree_on_real_chunks() -> None:
+    if ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built")
+    f = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
+    buf = f.read_bytes()
+    pos, checked = 0, 0
+    while pos < len(buf):
+        (length,) = struct.unpack_from("<i", buf, pos)
+        doc = bson.decode(buf[pos : pos + length])
+        pos += length
+        if doc.get("type") != 1:
+            continue
+        raw = zlib.decompress(doc["data"][4:])
+        (ref_len,) = struct.unpack_from("<i", raw, 0)
+        n_metrics, n_deltas = struct.unpack_from("<II", raw, ref_len)
+        stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
+        a = decode_deltas(stream, n_metrics, n_deltas, compiled=True)
+        b = decode_deltas(stream, n_metrics, n_deltas, compiled=False)
+        assert np.array_equal(a, b)
+        checked += 1
+    assert checked == 65
 
 
 def test_reference_walk_follows_mongod_extraction_rules() -> None:

@@ -226,6 +226,7 @@ class Schema:
         self._fixed = np.flatnonzero(~mask)
         self._template = np.frombuffer(raw, dtype=np.uint8)[self._fixed].copy()
         self.first_values = np.array(first_values, dtype=np.int64)
+        self.first_raw = raw
 
     def matches(self, raw: bytes) -> bool:
         """Whether ``raw`` has exactly this shape."""
@@ -233,10 +234,12 @@ class Schema:
             return False
         return bool(np.array_equal(np.frombuffer(raw, dtype=np.uint8)[self._fixed], self._template))
 
-    def values(self, raw: bytes) -> np.ndarray:
-        """Every slot's value in a document of this shape (int64, mongod's extraction rules)."""
+    def values(self, raw: bytes, rows: np.ndarray | None = None) -> np.ndarray:
+        """The slots' values (all, or ``rows``) in a document of this shape (int64, mongod's rules)."""
         buf = np.frombuffer(raw, dtype=np.uint8)
-        out = np.empty(self.offsets.size, dtype=np.int64)
+        offsets = self.offsets if rows is None else self.offsets[rows]
+        kinds = self.kinds if rows is None else self.kinds[rows]
+        out = np.empty(offsets.size, dtype=np.int64)
         for kind, width, dtype in (
             (K_INT32, 4, "<i4"),
             (K_INT64, 8, "<i8"),
@@ -244,10 +247,10 @@ class Schema:
             (K_TS_SECS, 8, "<u8"),
             (K_TS_INC, 8, "<u8"),
         ):
-            sel = np.flatnonzero(self.kinds == kind)
+            sel = np.flatnonzero(kinds == kind)
             if not sel.size:
                 continue
-            grabbed = buf[self.offsets[sel, None] + np.arange(width)].copy().view(dtype).ravel()
+            grabbed = buf[offsets[sel, None] + np.arange(width)].copy().view(dtype).ravel()
             if kind == K_DOUBLE:
                 grabbed = np.nan_to_num(np.trunc(grabbed), nan=0.0)
                 out[sel] = np.where(
@@ -268,29 +271,41 @@ class Schema:
                 out[sel] = (grabbed & np.uint64(0xFFFFFFFF)).astype(np.int64)
             else:
                 out[sel] = grabbed
-        sel = np.flatnonzero(self.kinds == K_BOOL)
-        out[sel] = buf[self.offsets[sel]] != 0
-        for i in np.flatnonzero(self.kinds == K_DEC128):
-            o = int(self.offsets[i])
+        sel = np.flatnonzero(kinds == K_BOOL)
+        out[sel] = buf[offsets[sel]] != 0
+        for i in np.flatnonzero(kinds == K_DEC128):
+            o = int(offsets[i])
             out[i] = _decimal128_long(bytes(buf[o : o + 16]))
         return out
 
 
-def reference_metrics(raw: bytes, cache: dict[str, Schema] | None = None) -> tuple[list[str], np.ndarray]:
+def reference_metrics(raw: bytes, cache: dict[str, Any] | None = None) -> tuple[list[str], np.ndarray]:
     """Slot paths and values of a chunk's reference document, reusing the last shape when it fits."""
-    schema = cache.get("schema") if cache is not None else None
+    schema = reference_schema(raw, cache)
+    return schema.paths, (schema.first_values if schema.first_raw is raw else schema.values(raw))
+
+
+def reference_schema(raw: bytes, cache: dict[str, Any] | None = None) -> Schema:
+    """The shape of a reference document: the cached one when it fits, else a new one (cached)."""
+    schema: Schema | None = cache.get("schema") if cache is not None else None
     if schema is not None and schema.matches(raw):
-        return schema.paths, schema.values(raw)
+        return schema
     schema = Schema(raw)
     if cache is not None:
         cache["schema"] = schema
-    return schema.paths, schema.first_values
+    return schema
 
 
 # --- the delta stream ---------------------------------------------------------------------------
 
 
-def decode_deltas(stream: np.ndarray, n_metrics: int, n_deltas: int) -> np.ndarray:
+try:
+    from ckptdiag import _ftdc_kernel
+except ImportError:  # built without a C compiler: the numpy path below does the same work
+    _ftdc_kernel = None  # type: ignore[assignment]
+
+
+def decode_deltas(stream: np.ndarray, n_metrics: int, n_deltas: int, *, compiled: bool = True) -> np.ndarray:
     """Varints with zero runs -> a (n_metrics, n_deltas) uint64 array of deltas, vectorised.
 
     A varint ends at a byte without the 0x80 bit. A 0 value is a run marker: the next value counts
@@ -301,6 +316,9 @@ def decode_deltas(stream: np.ndarray, n_metrics: int, n_deltas: int) -> np.ndarr
     total = n_metrics * n_deltas
     if total == 0:
         return np.zeros((n_metrics, n_deltas), dtype=np.uint64)
+    if compiled and _ftdc_kernel is not None:
+        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas)
+        return np.frombuffer(out, dtype=np.uint64).reshape(n_metrics, n_deltas)
     data = stream
     ends = np.flatnonzero(data < 0x80)
     if ends.size == 0:
@@ -357,17 +375,31 @@ def decode_chunk(
         raise ValueError(f"inflated to {len(raw)} bytes, the header says {expected}")
     (ref_len,) = _I32.unpack_from(raw, 0)
     n_metrics, n_deltas = struct.unpack_from("<II", raw, ref_len)  # compressor.cpp's order
-    paths, ref = reference_metrics(raw[:ref_len], cache)
+    ref_raw = raw[:ref_len]
+    schema = reference_schema(ref_raw, cache)
+    paths = schema.paths
     if n_metrics != len(paths):
         raise ValueError(f"chunk says {n_metrics} metrics, its reference document has {len(paths)}")
     stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
     deltas = decode_deltas(stream, n_metrics, n_deltas)
     rows = _wanted_rows(paths, wanted, cache)
+    # only the reference values of the rows kept are read
+    ref = schema.first_values[rows] if schema.first_raw is ref_raw else schema.values(ref_raw, rows)
     out = np.empty((rows.size, n_deltas + 1), dtype=np.uint64)
-    out[:, 0] = ref[rows].view(np.uint64)
+    out[:, 0] = ref.view(np.uint64)
     out[:, 1:] = deltas[rows]
     np.cumsum(out, axis=1, out=out)  # uint64 arithmetic wraps, as mongod's int64 deltas do
-    return [paths[i] for i in rows], out.view(np.int64)
+    return _row_paths(paths, rows, cache), out.view(np.int64)
+
+
+def _row_paths(paths: list[str], rows: np.ndarray, cache: dict[str, Any] | None) -> list[str]:
+    # one list object for every chunk of a shape, so that the column plan is made once per shape
+    if cache is not None and cache.get("row_paths_for") is rows:
+        return cache["row_paths"]  # type: ignore[no-any-return]
+    selected = [paths[i] for i in rows]
+    if cache is not None:
+        cache["row_paths_for"], cache["row_paths"] = rows, selected
+    return selected
 
 
 def _wanted_rows(paths: list[str], wanted: Callable[[str], bool] | None, cache: dict[str, Any] | None) -> np.ndarray:
@@ -512,27 +544,46 @@ def _wanted_paths() -> frozenset[str]:
     )
 
 
-def _chunk_columns(chunk: Chunk) -> dict[str, np.ndarray]:
+_PLAN: dict[str, Any] = {}  # the column plan of the last chunk shape seen
+
+
+def _column_plan(paths: list[str]) -> list[tuple[str, str, list[int]]]:
+    """For a chunk's paths: (column, how, row indexes) for every catalogue metric and disk field."""
     from ckptdiag import catalogue
 
-    index = {p: i for i, p in enumerate(chunk.paths)}
-    cols: dict[str, np.ndarray] = {}
+    if _PLAN.get("paths") is paths:
+        return _PLAN["plan"]  # type: ignore[no-any-return]
+    index = {p: i for i, p in enumerate(paths)}
+    plan: list[tuple[str, str, list[int]]] = []
     for metric in catalogue.METRICS:
-        for source in metric.sources:  # first source present wins, as with a live server
+        for source in metric.sources:  # the first source present wins, as with a live server
             keys = ["serverStatus." + ".".join(f.path) for f in catalogue.source_fields(source)]
             if isinstance(source, catalogue.Total):
                 if keys[0] in index:
-                    cols[metric.name] = np.sum([chunk.values[index[k]] for k in keys if k in index], axis=0)
+                    plan.append((metric.name, "sum", [index[k] for k in keys if k in index]))
                     break
             elif all(k in index for k in keys):
-                vals = [chunk.values[index[k]] for k in keys]
-                cols[metric.name] = vals[0] - vals[1] if isinstance(source, catalogue.Difference) else vals[0]
+                how = "diff" if isinstance(source, catalogue.Difference) else "one"
+                plan.append((metric.name, how, [index[k] for k in keys]))
                 break
     for path, i in index.items():
         if path.startswith("systemMetrics.disks."):
             _, _, dev, name = path.split(".", 3)
             if name in DISK_FIELDS:
-                cols[f"disk.{dev}.{DISK_FIELDS[name]}"] = chunk.values[i]
+                plan.append((f"disk.{dev}.{DISK_FIELDS[name]}", "one", [i]))
+    _PLAN.update(paths=paths, plan=plan)
+    return plan
+
+
+def _chunk_columns(chunk: Chunk) -> dict[str, np.ndarray]:
+    cols: dict[str, np.ndarray] = {}
+    for name, how, rows in _column_plan(chunk.paths):
+        if how == "one":
+            cols[name] = chunk.values[rows[0]]
+        elif how == "diff":
+            cols[name] = chunk.values[rows[0]] - chunk.values[rows[1]]
+        else:
+            cols[name] = chunk.values[rows].sum(axis=0)
     return cols
 
 
