@@ -197,6 +197,14 @@ def _txn_ckpt(old: str, new: str) -> tuple[Field, Field]:
     )
 
 
+def _split_in_81(old: str, attempts: str, failures: str) -> tuple[Source, Source]:
+    """An eviction counter before 8.1, and attempts minus failures from 8.1 on (WT-8969)."""
+    return (
+        _wt("cache", old, before=V81),
+        Difference(_wt("cache", attempts, since=V81), _wt("cache", failures, since=V81)),
+    )
+
+
 def _m(name: str, unit: Unit, kind: Kind, description: str, *sources: Source) -> Metric:
     return Metric(name, unit, kind, description, tuple(sources))
 
@@ -315,10 +323,10 @@ METRICS: tuple[Metric, ...] = (
         Unit.PAGES,
         C,
         "pages evicted by application threads",
-        _wt("cache", "pages evicted by application threads", before=V81),
-        Difference(
-            _wt("cache", "page evict attempts by application threads", since=V81),
-            _wt("cache", "page evict failures by application threads", since=V81),
+        *_split_in_81(
+            "pages evicted by application threads",
+            "page evict attempts by application threads",
+            "page evict failures by application threads",
         ),
     ),
     _m(
@@ -326,10 +334,10 @@ METRICS: tuple[Metric, ...] = (
         Unit.PAGES,
         C,
         "modified pages evicted by application threads",
-        _wt("cache", "modified pages evicted by application threads", before=V81),
-        Difference(
-            _wt("cache", "modified page evict attempts by application threads", since=V81),
-            _wt("cache", "modified page evict failures by application threads", since=V81),
+        *_split_in_81(
+            "modified pages evicted by application threads",
+            "modified page evict attempts by application threads",
+            "modified page evict failures by application threads",
         ),
     ),
     _m(
@@ -381,10 +389,10 @@ METRICS: tuple[Metric, ...] = (
         Unit.PAGES,
         C,
         "pages evicted by eviction worker threads",
-        _wt("cache", "eviction worker thread evicting pages", before=V81),
-        Difference(
-            _wt("cache", "evict page attempts by eviction worker threads", since=V81),
-            _wt("cache", "evict page failures by eviction worker threads", since=V81),
+        *_split_in_81(
+            "eviction worker thread evicting pages",
+            "evict page attempts by eviction worker threads",
+            "evict page failures by eviction worker threads",
         ),
     ),
     _m(

@@ -41,6 +41,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
+def _with_options(func: F, options: list[Any]) -> F:
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def connection_options(func: F) -> F:
     """The options mongostat users expect, on every command that connects to a server."""
     options = [
@@ -82,9 +88,7 @@ def connection_options(func: F) -> F:
             help="Seconds to wait for the server.",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _with_options(func, options)
 
 
 def parse_duration(text: str | None) -> float | None:
@@ -252,9 +256,7 @@ def lab_options(func: F) -> F:
             help="Where the engine's data directory goes [default: the system temp dir].",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _with_options(func, options)
 
 
 @cli.command(context_settings=CONTEXT)

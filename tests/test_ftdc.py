@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import struct
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import bson
@@ -26,6 +27,18 @@ from ckptdiag.sources.ftdc import (
 )
 
 SYNTHETIC = ["S1_basic", "S2_objectid", "S3_decimal", "S4_bigchunk", "S5_padded"]
+
+
+def _raw_chunks(path: Path) -> Iterator[bytes]:
+    """The inflated payload of every metric chunk of a file, read without the decoder under test."""
+    buf = path.read_bytes()
+    pos = 0
+    while pos < len(buf):
+        (length,) = struct.unpack_from("<i", buf, pos)
+        doc = bson.decode(buf[pos : pos + length])
+        pos += length
+        if doc.get("type") == 1:
+            yield zlib.decompress(doc["data"][4:])
 
 
 def _varint(n: int) -> bytes:
@@ -86,15 +99,8 @@ def test_compiled_and_numpy_paths_agree_on_real_chunks() -> None:
     if ftdc_module._ftdc_kernel is None:
         pytest.skip("compiled kernel not built")
     f = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
-    buf = f.read_bytes()
-    pos, checked = 0, 0
-    while pos < len(buf):
-        (length,) = struct.unpack_from("<i", buf, pos)
-        doc = bson.decode(buf[pos : pos + length])
-        pos += length
-        if doc.get("type") != 1:
-            continue
-        raw = zlib.decompress(doc["data"][4:])
+    checked = 0
+    for raw in _raw_chunks(f):
         (ref_len,) = struct.unpack_from("<i", raw, 0)
         n_metrics, n_deltas = struct.unpack_from("<II", raw, ref_len)
         stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
@@ -188,16 +194,11 @@ def test_every_real_file_decodes_or_fails_with_one_line_naming_file_and_offset()
 
 def test_fast_and_exact_reference_walks_agree_on_real_chunks() -> None:
     f = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
-    buf = f.read_bytes()
-    pos, checked = 0, 0
+    checked = 0
     cache: dict = {}  # the second and later chunks go through the shape cache
-    while pos < len(buf) and checked < 5:
-        (length,) = struct.unpack_from("<i", buf, pos)
-        doc = bson.decode(buf[pos : pos + length])
-        pos += length
-        if doc.get("type") != 1:
-            continue
-        raw = zlib.decompress(doc["data"][4:])
+    for raw in _raw_chunks(f):
+        if checked == 5:
+            break
         (ref_len,) = struct.unpack_from("<i", raw, 0)
         exact_paths, exact_values = walk_metrics(raw[:ref_len])
         got_paths, got_values = reference_metrics(raw[:ref_len], cache)
