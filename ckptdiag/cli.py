@@ -169,6 +169,15 @@ def _stop_signals(on_stop: Callable[[str], None]) -> Iterator[None]:
     metavar="NAME",
     help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
 )
+@click.option(
+    "--source",
+    "source",
+    type=click.Choice(["serverStatus", "diagnostic"]),
+    default="serverStatus",
+    show_default=True,
+    help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own, even "
+    "from another host (needs clusterMonitor and read on local).",
+)
 @click.pass_context
 def record(
     ctx: click.Context,
@@ -179,6 +188,7 @@ def record(
     interval: float,
     duration: str | None,
     devices: tuple[str, ...],
+    source: str,
     **conn: Any,
 ) -> None:
     """Sample serverStatus and /proc/diskstats every second into a recording.
@@ -191,12 +201,15 @@ def record(
     Example:
         ckptdiag record --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m -o db1.jsonl.gz
         ckptdiag record -d 60 --ndjson - | jq -c '.m["cache.dirty_bytes"]'
+        ckptdiag record --source diagnostic --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m
     """
     from ckptdiag.workflows import RecordRequest, run_record
 
     seconds = parse_duration(duration)
     if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
         conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
+    if source == "diagnostic" and devices:
+        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
     if output is None and ndjson is None:
         output = Path(time.strftime("ckptdiag-%Y%m%dT%H%M%SZ.jsonl.gz", time.gmtime()))
     request = RecordRequest(
@@ -208,6 +221,7 @@ def record(
         duration=seconds,
         devices=devices,
         live=sys.stdout.isatty() and ndjson is None,
+        source=source,
     )
     result = run_record(request, _stop_signals, _err)
     if result.stopped_by == "interrupted":
@@ -226,6 +240,62 @@ def metrics(fmt: str) -> None:
     from ckptdiag.report.catalogue import render_catalogue
 
     click.echo(render_catalogue(fmt), nl=False)
+
+
+def parse_time(text: str | None) -> int | None:
+    """An ISO 8601 time (UTC unless it says otherwise) -> ms since the epoch.
+
+    >>> parse_time("2021-03-15T02:30:00Z"), parse_time("2021-03-15 02:30")
+    (1615775400000, 1615775400000)
+    """
+    if text is None:
+        return None
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a time like 2026-11-22T02:30:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--since", default=None, metavar="TIME", help="Start of the window (ISO 8601, UTC by default).")
+@click.option("--until", default=None, metavar="TIME", help="End of the window (ISO 8601, UTC by default).")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "table", "json"]),
+    default="auto",
+    show_default=True,
+    help="auto: a table on a terminal, JSON otherwise.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here; .json means JSON.",
+)
+def report(paths: tuple[Path, ...], since: str | None, until: str | None, fmt: str, output: Path | None) -> None:
+    """Summarize recordings or MongoDB's own FTDC files (diagnostic.data): checkpoints, cache, disks.
+
+    PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files.
+
+    \b
+    Example:
+        ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-22T02:00Z --until 2026-11-22T03:00Z
+        ckptdiag report db1.jsonl.gz -f json | jq .checkpoints
+    """
+    from ckptdiag.workflows import ReportRequest, run_report
+
+    if fmt == "auto":
+        fmt = "json" if (output and output.suffix == ".json") or (not output and not sys.stdout.isatty()) else "table"
+    run_report(ReportRequest(paths, parse_time(since), parse_time(until), fmt, output), _err)
 
 
 def lab_options(func: F) -> F:

@@ -19,7 +19,7 @@ from ckptdiag.clock import Clock
 from ckptdiag.errors import ConnectError
 from ckptdiag.recording import RecordingWriter, build_sample, utc_iso
 from ckptdiag.sources.diskstats import DiskCounters
-from ckptdiag.sources.mongo import ServerInfo, SourceLost
+from ckptdiag.sources.mongo import DISKS_KEY, ServerInfo, SourceLost
 
 DiskReader = Callable[[], Mapping[str, tuple[DiskCounters, int]]]
 
@@ -141,6 +141,8 @@ class Sampler:
                     disks = self.read_disks() if self.read_disks is not None else None
                     try:
                         doc = self.source.sample()
+                        if DISKS_KEY in doc:  # getDiagnosticData: the server host's own disks
+                            disks = doc.pop(DISKS_KEY) or disks
                     except SourceLost as exc:
                         connected = False
                         lost_at = mono

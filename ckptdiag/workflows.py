@@ -12,7 +12,7 @@ from typing import Any
 from ckptdiag import recording
 from ckptdiag.clock import SystemClock
 from ckptdiag.recorder import RecordResult, Sampler, Source
-from ckptdiag.sources.devices import plan_disks
+from ckptdiag.sources.devices import DiskPlan, plan_disks
 from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
 from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions, MongoSource
 
@@ -32,6 +32,7 @@ class RecordRequest:
     duration: float | None = None
     devices: tuple[str, ...] = ()
     live: bool = False
+    source: str = "serverStatus"  # or "diagnostic": getDiagnosticData, with the server's own disks
 
 
 def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
@@ -62,25 +63,38 @@ def run_record(
         request.output, sys.stdout if request.stream_stdout else None, overwrite=request.overwrite
     )
     clock = SystemClock()
-    src: Source = source if source is not None else MongoSource(options)
+    src: Source = source if source is not None else MongoSource(options, request.source)
     try:
         info = src.connect()
     except BaseException:
         writer.discard()
         raise
     try:
-        available = {name for name in read_diskstats()}
-        plan = plan_disks(info.dbpath, info.is_local, request.devices, available)
+        if src.kind == "diagnostic":
+            plan = DiskPlan(
+                (),
+                True,
+                notes=(
+                    "disks from getDiagnosticData (the server host's own /proc/diskstats); FTDC lists physical "
+                    "disks only, so LVM, md and partitions appear as the disks beneath them",
+                ),
+            )
+        else:
+            plan = plan_disks(info.dbpath, info.is_local, request.devices, set(read_diskstats()))
         for note in plan.notes:
             warn(f"note: {note}")
-        watched = set(plan.devices)
+        watched = set(plan.devices) if src.kind != "diagnostic" else set()
 
         def read_disks() -> dict[str, tuple[DiskCounters, int]]:
             return {k: v for k, v in read_diskstats().items() if k in watched}
 
         writer.write(
             recording.header(
-                source={"kind": src.kind, "uri": options.display()},
+                source={
+                    "kind": src.kind,
+                    "uri": options.display(),
+                    "disks": "getDiagnosticData" if src.kind == "diagnostic" else "/proc/diskstats",
+                },
                 server=info.to_json(),
                 options={"interval_s": request.interval, "duration_s": request.duration},
                 disks=plan.to_json(),
@@ -247,3 +261,79 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
 
             request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
     warn("lab stopped; its data directory is removed")
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """Everything ``ckptdiag report`` was asked to do."""
+
+    paths: tuple[Path, ...]
+    since_ms: int | None
+    until_ms: int | None
+    fmt: str  # table or json (auto resolved by the CLI)
+    output: Path | None
+
+
+def load_window(
+    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """A frame of samples from recordings or FTDC, with where it came from and who the server is."""
+    from ckptdiag.errors import InputError, UsageError
+    from ckptdiag.sources.ftdc import read_ftdc
+
+    recordings = [p for p in paths if p.is_file() and recording.is_recording(p)]
+    if recordings and len(recordings) != len(paths):
+        raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
+    if recordings:
+        import pandas as pd
+
+        recs = [recording.read_recording(p) for p in recordings]
+        frames = [r.to_frame() for r in recs]
+        frame = pd.concat(frames).sort_index() if len(frames) > 1 else frames[0]
+        if since_ms is not None:
+            frame = frame[frame["t"] * 1000 >= since_ms]
+        if until_ms is not None:
+            frame = frame[frame["t"] * 1000 <= until_ms]
+        if frame.empty:
+            raise InputError("no samples in the given window", "check --since/--until against the recording's times")
+        server = recs[0].header.get("server", {})
+        return (
+            frame,
+            {"kind": "recording", "path": ", ".join(map(str, recordings))},
+            {"version": server.get("version"), "host": server.get("host")},
+        )
+    data = read_ftdc(list(paths), since_ms, until_ms)
+    meta: dict[str, Any] = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
+    build = meta.get("buildInfo", {}) if isinstance(meta, dict) else {}
+    host = (meta.get("hostInfo", {}) or {}).get("system", {}) if isinstance(meta, dict) else {}
+    damaged = [f"{r.path}: {r.error}" for r in data.reports if r.error]
+    return (
+        data.frame,
+        {"kind": "ftdc", "path": ", ".join(map(str, paths)), "damaged": damaged},
+        {"version": build.get("version"), "host": host.get("hostname")},
+    )
+
+
+def run_report(request: ReportRequest, warn: Warn) -> None:
+    """Summarize a window of recordings or FTDC and write it as a table or JSON."""
+    from rich.console import Console
+
+    from ckptdiag.analysis.summary import summarize
+    from ckptdiag.report.summary import summary_json, summary_table
+
+    frame, source, server = load_window(request.paths, request.since_ms, request.until_ms)
+    for line in source.get("damaged", []):
+        warn(f"note: {line} (read up to there)")
+    summary = summarize(frame)
+    if request.fmt == "json":
+        text = summary_json(summary, source, server)
+        if request.output:
+            request.output.write_text(text)
+        else:
+            sys.stdout.write(text)
+        return
+    if request.output:
+        with request.output.open("w") as fh:
+            Console(file=fh, width=120, color_system=None).print(summary_table(summary, source, server))
+    else:
+        Console().print(summary_table(summary, source, server))

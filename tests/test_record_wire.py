@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_status
+from conftest import load_status, shared_path
 from wire import advancing, replay
 
 from ckptdiag import catalogue
@@ -203,3 +203,45 @@ def test_ndjson_streams_one_object_per_sample_and_credentials_stay_out(tmp_path:
 def test_bad_duration_is_a_usage_error() -> None:
     proc = ckptdiag("record", "-d", "soon")
     assert proc.returncode == 2 and "is not a duration" in proc.stderr
+
+
+def test_source_diagnostic_records_the_servers_own_disks(tmp_path: Path) -> None:
+    from bson import json_util
+
+    diag = json_util.loads(shared_path("server-status", "exporter__testdata__get_diagnostic_data.json").read_text())
+    base = diag["serverStatus"]
+    sda = diag["systemMetrics"]["disks"]["sda"]
+
+    def system_metrics(n: int) -> dict[str, Any]:
+        disk = {**sda, "writes": int(sda["writes"]) + 100 * n, "write_sectors": int(sda["write_sectors"]) + 2048 * n}
+        return {"disks": {"sda": disk}}
+
+    out = tmp_path / "diag.jsonl"
+    with replay(base, status=_moving(base), system_metrics=system_metrics) as server:
+        proc = ckptdiag("record", "--source", "diagnostic", "--uri", server.uri, "-d", "3", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rec = read_recording(out)
+    assert rec.header["source"]["kind"] == "diagnostic" and rec.header["source"]["disks"] == "getDiagnosticData"
+    assert "physical disks only" in rec.header["disks"]["notes"][0]
+    writes = [s["disk"]["sda"][4] for s in rec.samples]
+    assert [w - writes[0] for w in writes] == [0, 100, 200, 300]
+    assert rec.samples[0]["m"]["cache.max_bytes"] == catalogue.extract(base)["cache.max_bytes"]
+    frame = rec.to_frame()
+    assert frame["disk.sda.wr_sectors"].diff().iloc[1] == 2048
+
+
+def test_source_diagnostic_without_privileges_names_read_on_local(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    fail = {
+        "getdiagnosticdata": {
+            "ok": 0,
+            "code": 13,
+            "codeName": "Unauthorized",
+            "errmsg": "not authorized on admin to execute command { getDiagnosticData: 1 }",
+        }
+    }
+    with replay(base, fail=fail) as server:
+        proc = ckptdiag(
+            "record", "--source", "diagnostic", "--uri", server.uri, "-d", "2", "-o", str(tmp_path / "r.jsonl")
+        )
+    assert proc.returncode == 1 and "read on local" in proc.stderr and not (tmp_path / "r.jsonl").exists()

@@ -29,6 +29,7 @@ class ReplayServer:
         host_info: Doc | None = None,
         hello_extra: Doc | None = None,
         fail: dict[str, Doc] | None = None,
+        system_metrics: Callable[[int], Doc] | None = None,
     ) -> None:
         self.base = base
         self.status = status or (lambda n, b: b)
@@ -43,12 +44,29 @@ class ReplayServer:
             "getcmdlineopts": lambda d: dict(cmdline),
             "hostinfo": lambda d: dict(host_info),
             "getparameter": lambda d: {"syncdelay": 60.0, "wiredTigerEngineRuntimeConfig": ""},
+            "getdiagnosticdata": self._diagnostic_data,
             # PLAIN is a single step: accepting it lets tests carry real credentials end to end
             "saslstart": lambda d: {"conversationId": 1, "done": True, "payload": b""},
         }
         for name, reply in (fail or {}).items():
             handlers[name] = lambda d, r=reply: dict(r)
         self.server = CommandServer(handlers, hello_extra=hello_extra)
+        self.system_metrics: Callable[[int], Doc] = system_metrics or (lambda n: {})
+
+    def _diagnostic_data(self, doc: Doc) -> Doc | str:
+        # the same scripted serverStatus, wrapped as getDiagnosticData wraps its last FTDC sample
+        status = self._server_status({"serverStatus": 1})
+        if status == HANGUP:
+            return HANGUP
+        assert isinstance(status, dict)
+        return {
+            "data": {
+                "start": status.get("localTime"),
+                "serverStatus": status,
+                "systemMetrics": self.system_metrics(self.calls),
+                "end": status.get("localTime"),
+            }
+        }
 
     def _server_status(self, doc: Doc) -> Doc | str:
         with self.lock:

@@ -216,13 +216,52 @@ def _subset(doc: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: doc[k] for k in keys if k in doc}
 
 
+# Key under which a sample carries the disk counters that came with it (getDiagnosticData's
+# systemMetrics.disks: the server host's own disks); the sampler takes it out of the document.
+DISKS_KEY = "_ckptdiag_disks"
+# procparser's systemMetrics.disks field names, in /proc/diskstats order
+_FTDC_DISK_FIELDS = (
+    "reads",
+    "reads_merged",
+    "read_sectors",
+    "read_time_ms",
+    "writes",
+    "writes_merged",
+    "write_sectors",
+    "write_time_ms",
+    "io_in_progress",
+    "io_time_ms",
+    "io_queued_ms",
+)
+
+
+def diagnostic_sample(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A getDiagnosticData ``data`` document -> serverStatus, with its disks under DISKS_KEY.
+
+    Sharded 8.0+ servers split the document into ``shard``/``router``/``common`` blocks.
+    """
+    from ckptdiag.sources.diskstats import DiskCounters
+
+    blocks = [data, *(data[k] for k in ("common", "shard") if isinstance(data.get(k), Mapping))]
+    status: dict[str, Any] = {}
+    disks: dict[str, tuple[DiskCounters, int]] = {}
+    for block in blocks:
+        if isinstance(block.get("serverStatus"), Mapping) and not status:
+            status = dict(block["serverStatus"])
+        for name, fields in ((block.get("systemMetrics") or {}).get("disks") or {}).items():
+            if isinstance(fields, Mapping):
+                values = [int(fields.get(f, 0)) for f in _FTDC_DISK_FIELDS]
+                disks[name] = (DiskCounters.from_list(values), len(values))
+    status[DISKS_KEY] = disks
+    return status
+
+
 class MongoSource:
-    """One mongod, sampled by serverStatus."""
+    """One mongod, sampled by serverStatus, or by getDiagnosticData (``kind="diagnostic"``)."""
 
-    kind = "serverStatus"
-
-    def __init__(self, options: ConnectOptions) -> None:
+    def __init__(self, options: ConnectOptions, kind: str = "serverStatus") -> None:
         self.options = options
+        self.kind = kind
         self._client: MongoClient[dict[str, Any]] | None = None
         self._command = serverstatus_command()
 
@@ -265,6 +304,8 @@ class MongoSource:
             build = client.admin.command("buildInfo")
             cmdline = client.admin.command("getCmdLineOpts")
             host_info = self._optional("hostInfo")
+            if self.kind == "diagnostic":
+                client.admin.command("getDiagnosticData")  # fail now, with the privilege hint, not later
             parameters = self._optional(
                 SON(
                     [
@@ -340,6 +381,9 @@ class MongoSource:
         if self._client is None:
             raise SourceLost("not connected")
         try:
+            if self.kind == "diagnostic":
+                reply = self._client.admin.command("getDiagnosticData")
+                return diagnostic_sample(reply.get("data") or {})
             try:
                 return dict(self._client.admin.command(self._command))
             except OperationFailure as exc:
@@ -385,10 +429,15 @@ def _operation_error(exc: OperationFailure, target: str) -> ConnectError:
             "check --username/--password and --authenticationDatabase (often admin)",
         )
     if exc.code == UNAUTHORIZED:
-        return ConnectError(
-            f"not authorized on {target}: {_clean(exc)}",
-            "the clusterMonitor role is enough: db.grantRolesToUser('<user>', [{role: 'clusterMonitor', db: 'admin'}])",
+        hint = (
+            "the clusterMonitor role is enough: db.grantRolesToUser('<user>', [{role: 'clusterMonitor', db: 'admin'}])"
         )
+        if "getDiagnosticData" in str(exc) or "oplog" in str(exc):
+            hint = (
+                "getDiagnosticData needs clusterMonitor and read on local: db.grantRolesToUser('<user>', "
+                "[{role: 'clusterMonitor', db: 'admin'}, {role: 'read', db: 'local'}])"
+            )
+        return ConnectError(f"not authorized on {target}: {_clean(exc)}", hint)
     return ConnectError(f"{target} refused a command: {_clean(exc)}", "run with --debug for details")
 
 
