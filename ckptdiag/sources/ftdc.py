@@ -227,6 +227,7 @@ class Schema:
         self._template = np.frombuffer(raw, dtype=np.uint8)[self._fixed].copy()
         self.first_values = np.array(first_values, dtype=np.int64)
         self.first_raw = raw
+        self._plans: dict[int | None, tuple[np.ndarray | None, list[tuple[int, str, np.ndarray, np.ndarray]]]] = {}
 
     def matches(self, raw: bytes) -> bool:
         """Whether ``raw`` has exactly this shape."""
@@ -234,36 +235,39 @@ class Schema:
             return False
         return bool(np.array_equal(np.frombuffer(raw, dtype=np.uint8)[self._fixed], self._template))
 
+    def _plan(self, rows: np.ndarray | None) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
+        # (kind, dtype, positions in the output, byte gather index) per kind: made once per rows
+        key = None if rows is None else id(rows)
+        cached = self._plans.get(key)
+        if cached is not None and (rows is None or cached[0] is rows):
+            return cached[1]
+        offsets = self.offsets if rows is None else self.offsets[rows]
+        kinds = self.kinds if rows is None else self.kinds[rows]
+        plan = []
+        for kind, width, dtype in _GATHERS:
+            sel = np.flatnonzero(kinds == kind)
+            if sel.size:
+                plan.append((kind, dtype, sel, offsets[sel, None] + np.arange(width)))
+        self._plans[key] = (rows, plan)
+        return plan
+
     def values(self, raw: bytes, rows: np.ndarray | None = None) -> np.ndarray:
         """The slots' values (all, or ``rows``) in a document of this shape (int64, mongod's rules)."""
         buf = np.frombuffer(raw, dtype=np.uint8)
-        offsets = self.offsets if rows is None else self.offsets[rows]
-        kinds = self.kinds if rows is None else self.kinds[rows]
-        out = np.empty(offsets.size, dtype=np.int64)
-        for kind, width, dtype in (
-            (K_INT32, 4, "<i4"),
-            (K_INT64, 8, "<i8"),
-            (K_DOUBLE, 8, "<f8"),
-            (K_TS_SECS, 8, "<u8"),
-            (K_TS_INC, 8, "<u8"),
-        ):
-            sel = np.flatnonzero(kinds == kind)
-            if not sel.size:
+        out = np.empty(self.offsets.size if rows is None else rows.size, dtype=np.int64)
+        for kind, dtype, sel, gather in self._plan(rows):
+            if kind == K_BOOL:
+                out[sel] = buf[gather[:, 0]] != 0
                 continue
-            grabbed = buf[offsets[sel, None] + np.arange(width)].copy().view(dtype).ravel()
+            if kind == K_DEC128:
+                for i, g in zip(sel, gather, strict=True):
+                    out[i] = _decimal128_long(bytes(buf[g]))
+                continue
+            grabbed = buf[gather].view(dtype).ravel()
             if kind == K_DOUBLE:
-                grabbed = np.nan_to_num(np.trunc(grabbed), nan=0.0)
-                out[sel] = np.where(
-                    grabbed >= 9.223372036854775807e18,
-                    2**63 - 1,
-                    np.where(
-                        grabbed <= -9.223372036854775808e18,
-                        INT64_MIN,
-                        np.clip(grabbed, -9.2e18, 9.2e18).astype(np.int64),
-                    ),
-                )
-                big = np.abs(grabbed) >= 9.2e18  # near the edge: do it exactly, one by one
-                for i in np.flatnonzero(big):
+                exact = np.abs(grabbed) < 9.2e18  # the rest (and NaN) one by one, as _trunc does
+                out[sel[exact]] = np.trunc(grabbed[exact]).astype(np.int64)
+                for i in np.flatnonzero(~exact):
                     out[sel[i]] = _trunc(float(grabbed[i]))
             elif kind == K_TS_SECS:
                 out[sel] = (grabbed >> np.uint64(32)).astype(np.int64)
@@ -271,12 +275,18 @@ class Schema:
                 out[sel] = (grabbed & np.uint64(0xFFFFFFFF)).astype(np.int64)
             else:
                 out[sel] = grabbed
-        sel = np.flatnonzero(kinds == K_BOOL)
-        out[sel] = buf[offsets[sel]] != 0
-        for i in np.flatnonzero(kinds == K_DEC128):
-            o = int(offsets[i])
-            out[i] = _decimal128_long(bytes(buf[o : o + 16]))
         return out
+
+
+_GATHERS = (
+    (K_INT32, 4, "<i4"),
+    (K_INT64, 8, "<i8"),
+    (K_DOUBLE, 8, "<f8"),
+    (K_TS_SECS, 8, "<u8"),
+    (K_TS_INC, 8, "<u8"),
+    (K_BOOL, 1, "u1"),
+    (K_DEC128, 16, "u1"),
+)
 
 
 def reference_metrics(raw: bytes, cache: dict[str, Any] | None = None) -> tuple[list[str], np.ndarray]:
@@ -642,7 +652,9 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
             "check --since/--until, or give a diagnostic.data directory",
         )
     frame = pd.DataFrame({name: _column(parts, lengths) for name, parts in pieces.items()})
-    frame = frame.sort_values("t", kind="stable").drop_duplicates("t", keep="last").reset_index(drop=True)
+    t = frame["t"].to_numpy()
+    if not (t.size < 2 or bool(np.all(t[1:] > t[:-1]))):  # overlapping files (interim, copies): order, dedupe
+        frame = frame.sort_values("t", kind="stable").drop_duplicates("t", keep="last").reset_index(drop=True)
     frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
     frame.index.name = "time"
     frame["seq"] = np.arange(len(frame))
