@@ -47,8 +47,8 @@ def render_lab_run(run: LabRun) -> RenderableType:
         parts.append(Text("lab errors: " + "; ".join(run.truth["errors"]), style="red"))
     parts.append(
         Text(
-            f"{run.result.samples} samples recorded; the checkpoint analysis of the recording "
-            "itself is 'ckptdiag report' (issue #5).",
+            f"{run.result.samples} samples recorded; 'ckptdiag report <recording>' (keep it with -o) shows "
+            "what the server's own counters say; episode detection and a verdict come with the analysis.",
             style="dim",
         )
     )

@@ -69,5 +69,5 @@ def summary_table(summary: Summary, source: dict[str, Any], server: dict[str, An
                 style="dim",
             )
         )
-    parts.append(Text("Episode detection, impact and a verdict are the analysis to come (issue #5).", style="dim"))
+    parts.append(Text("Episode detection, impact and a verdict come with the analysis.", style="dim"))
     return Group(*parts)
