@@ -274,12 +274,16 @@ class ReportRequest:
     output: Path | None
 
 
-def load_window(
+ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
+
+
+def summarize_window(
     paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
 ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """A frame of samples from recordings or FTDC, with where it came from and who the server is."""
+    """Summary of recordings or FTDC in a window, with where it came from and who the server is."""
+    from ckptdiag.analysis.summary import summarize, summarize_pieces
     from ckptdiag.errors import InputError, UsageError
-    from ckptdiag.sources.ftdc import read_ftdc
+    from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
 
     recordings = [p for p in paths if p.is_file() and recording.is_recording(p)]
     if recordings and len(recordings) != len(paths):
@@ -298,17 +302,20 @@ def load_window(
             raise InputError("no samples in the given window", "check --since/--until against the recording's times")
         server = recs[0].header.get("server", {})
         return (
-            frame,
+            summarize(frame),
             {"kind": "recording", "path": ", ".join(map(str, recordings))},
             {"version": server.get("version"), "host": server.get("host")},
         )
-    data = read_ftdc(list(paths), since_ms, until_ms)
+    data = FtdcData(None, [], [])
+    summary = summarize_pieces(
+        iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
+    )
     meta: dict[str, Any] = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
     build = meta.get("buildInfo", {}) if isinstance(meta, dict) else {}
     host = (meta.get("hostInfo", {}) or {}).get("system", {}) if isinstance(meta, dict) else {}
     damaged = [f"{r.path}: {r.error}" for r in data.reports if r.error]
     return (
-        data.frame,
+        summary,
         {"kind": "ftdc", "path": ", ".join(map(str, paths)), "damaged": damaged},
         {"version": build.get("version"), "host": host.get("hostname")},
     )
@@ -318,13 +325,11 @@ def run_report(request: ReportRequest, warn: Warn) -> None:
     """Summarize a window of recordings or FTDC and write it as a table or JSON."""
     from rich.console import Console
 
-    from ckptdiag.analysis.summary import summarize
     from ckptdiag.report.summary import summary_json, summary_table
 
-    frame, source, server = load_window(request.paths, request.since_ms, request.until_ms)
+    summary, source, server = summarize_window(request.paths, request.since_ms, request.until_ms)
     for line in source.get("damaged", []):
         warn(f"note: {line} (read up to there)")
-    summary = summarize(frame)
     if request.fmt == "json":
         text = summary_json(summary, source, server)
         if request.output:

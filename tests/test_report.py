@@ -100,3 +100,16 @@ def test_summary_of_a_frame_without_checkpoint_counters() -> None:
     )
     s = summarize(frame)
     assert s.samples == 2 and s.checkpoints == [] and s.disks == {}
+
+
+def test_summary_in_pieces_equals_the_summary_in_one_go() -> None:
+    from ckptdiag.analysis.summary import summarize_pieces
+    from ckptdiag.sources.ftdc import iter_ftdc, mark_continuity, read_ftdc
+
+    path = shared_path("ftdc", F42)
+    whole = summarize(read_ftdc([path]).frame).to_json()
+    for rows in (50, 299, 301):  # seams inside chunks' worth of rows and exactly on them
+        parts = summarize_pieces(iter_ftdc([path], rows=rows), mark_continuity).to_json()
+        parts_period, whole_period = parts.pop("period_s"), whole["period_s"]
+        assert parts == {k: v for k, v in whole.items() if k != "period_s"}, rows
+        assert parts_period == whole_period

@@ -7,6 +7,7 @@ cumulative counters over the real time between samples, never across a gap or a 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -88,19 +89,24 @@ def _max(series: pd.Series) -> float | None:
     return None if pd.isna(value) else float(value)
 
 
-def summarize(frame: pd.DataFrame) -> Summary:
-    """Summarize a sample frame (a recording's or FTDC's)."""
+def summarize(frame: pd.DataFrame, carried: bool = False) -> Summary:
+    """Summarize a sample frame (a recording's or FTDC's).
+
+    ``carried``: the first row is the last row of the previous piece, there only so that rates
+    and checkpoints across the seam are seen; it is not counted again.
+    """
     if frame.empty:
         raise ValueError("no samples in the window")
     dt = interval_s(frame)
+    own = frame.iloc[1:] if carried else frame
     summary = Summary(
-        start=_iso(frame.index[0]),
-        end=_iso(frame.index[-1]),
-        samples=len(frame),
+        start=_iso(own.index[0]),
+        end=_iso(own.index[-1]),
+        samples=len(own),
         period_s=None if len(frame) < 2 else float(dt.median()),
-        gaps=int(frame["gap_before"].astype(bool).sum()),
-        restarts=int(frame["segment"].max()),
-        samples_without_wiredtiger=int(frame["wt_missing"].astype(bool).sum()) if "wt_missing" in frame else 0,
+        gaps=int(own["gap_before"].astype(bool).sum()),
+        restarts=int(frame["segment"].max() - frame["segment"].min()),
+        samples_without_wiredtiger=int(own["wt_missing"].astype(bool).sum()) if "wt_missing" in own else 0,
     )
     # checkpoints started/completed; the generation counter is the fallback (in real 4.2 data it
     # once moved by 2 in one second while the count moved by 1 twice: the count is finer)
@@ -153,3 +159,64 @@ def summarize(frame: pd.DataFrame) -> Summary:
             None if await_ is None else _max(await_),
         )
     return summary
+
+
+def summarize_pieces(pieces: Iterable[pd.DataFrame], mark: Callable[[pd.DataFrame], pd.DataFrame]) -> Summary:
+    """Summarize a window that arrives a piece at a time (memory bounded by a piece).
+
+    Each piece is joined to the last row of the one before and re-marked with ``mark`` (segments,
+    gaps), so that rates, restarts and checkpoints across the seam count exactly once.
+    """
+    total: Summary | None = None
+    last: pd.DataFrame | None = None
+    for piece in pieces:
+        if last is not None:
+            piece = piece[piece["t"] > float(last["t"].iloc[0])]  # an interim file repeats the archive's end
+            if piece.empty:
+                continue
+        joined = piece if last is None else mark(pd.concat([last, piece]))
+        part = summarize(joined, carried=last is not None)
+        total = part if total is None else _merge(total, part)
+        last = piece.iloc[[-1]]
+    if total is None:
+        raise ValueError("no samples in the window")
+    ends = [pd.Timestamp(c.end).timestamp() for c in total.checkpoints]
+    total.checkpoint_interval_s = float(np.median(np.diff(ends))) if len(ends) > 1 else None
+    return total
+
+
+def _merge(a: Summary, b: Summary) -> Summary:
+    def top(x: float | None, y: float | None) -> float | None:
+        return y if x is None else x if y is None else max(x, y)
+
+    def add(x: float | None, y: float | None) -> float | None:
+        return y if x is None else x if y is None else x + y
+
+    disks = dict(a.disks)
+    for dev, peak in b.disks.items():
+        old = disks.get(dev)
+        disks[dev] = (
+            peak
+            if old is None
+            else DiskPeak(
+                top(old.write_mb_s_peak, peak.write_mb_s_peak),
+                top(old.util_pct_peak, peak.util_pct_peak),
+                top(old.w_await_ms_peak, peak.w_await_ms_peak),
+            )
+        )
+    return Summary(
+        start=a.start,
+        end=b.end,
+        samples=a.samples + b.samples,
+        period_s=a.period_s if a.period_s is not None else b.period_s,
+        gaps=a.gaps + b.gaps,
+        restarts=a.restarts + b.restarts,
+        samples_without_wiredtiger=a.samples_without_wiredtiger + b.samples_without_wiredtiger,
+        checkpoints=a.checkpoints + b.checkpoints,
+        checkpoint_duration_ms_max=top(a.checkpoint_duration_ms_max, b.checkpoint_duration_ms_max),
+        dirty_pct_max=top(a.dirty_pct_max, b.dirty_pct_max),
+        used_pct_max=top(a.used_pct_max, b.used_pct_max),
+        app_evicted_pages=add(a.app_evicted_pages, b.app_evicted_pages),
+        app_cache_wait_s=add(a.app_cache_wait_s, b.app_cache_wait_s),
+        disks=disks,
+    )

@@ -537,7 +537,7 @@ DISK_FIELDS = {
 class FtdcData:
     """FTDC read into a frame, with the server's identity from the metadata documents."""
 
-    frame: Any  # pandas.DataFrame indexed by UTC time
+    frame: Any  # pandas.DataFrame indexed by UTC time (None while streaming)
     metadata: list[dict[str, Any]]
     reports: list[FileReport]
 
@@ -606,20 +606,42 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
 
     Decodes only what the catalogue and the disk figures need; ``since``/``until`` (ms since the
     epoch) trim the window. Chunks without serverStatus (another FTDC producer) are refused.
+    For a long window, :func:`iter_ftdc` gives the same rows a bounded piece at a time.
     """
     import pandas as pd
 
+    data = FtdcData(None, [], [])
+    frames = list(iter_ftdc(paths, since_ms, until_ms, into=data))
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames)
+    data.frame = mark_continuity(_ordered(frame))
+    return data
+
+
+def iter_ftdc(
+    paths: Iterable[Path],
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    *,
+    rows: int | None = None,
+    into: FtdcData | None = None,
+) -> Iterator[Any]:
+    """The FTDC sample frame in pieces of about ``rows`` rows (None: one piece), in file order.
+
+    Memory stays bounded by one piece. Metadata documents and per-file reports are collected in
+    ``into``. Each piece is ordered by time, and marked for continuity on its own: a caller that
+    joins pieces re-marks across the seam (:func:`mark_continuity`).
+    """
     wanted = _wanted_paths()
-    reports: list[FileReport] = []
-    metadata: list[dict[str, Any]] = []
-    # Columns are gathered chunk by chunk as arrays and the frame is built once: a DataFrame per
-    # chunk cost a third of the decoding time.
+    data = into if into is not None else FtdcData(None, [], [])
+    # Columns are gathered chunk by chunk as arrays and a frame is built once per piece: a
+    # DataFrame per chunk cost a third of the decoding time.
     pieces: dict[str, list[tuple[int, np.ndarray]]] = {}
     lengths: list[int] = []
     seen_mongod = False
-    for item in _read_selected(paths, reports, lambda p: _is_wanted(p, wanted)):
+    produced = False
+    for item in _read_selected(paths, data.reports, lambda p: _is_wanted(p, wanted)):
         if isinstance(item, Metadata):
-            metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
+            data.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
         if not any(p.startswith("serverStatus.") for p in item.paths):
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
@@ -635,26 +657,53 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
         if not keep.any():
             continue
         cols = _chunk_columns(item)
-        n = int(keep.sum())
         cols["t"] = start / 1000.0
         cols["wt_missing"] = np.full(start.size, "cache.max_bytes" not in cols)
         for name, col in cols.items():
             pieces.setdefault(name, []).append((len(lengths), col[keep]))
-        lengths.append(n)
-    if not seen_mongod and any(r.samples for r in reports):
+        lengths.append(int(keep.sum()))
+        if rows is not None and sum(lengths) >= rows:
+            yield mark_continuity(_ordered(_build(pieces, lengths)))
+            produced = True
+            pieces, lengths = {}, []
+    if not seen_mongod and any(r.samples for r in data.reports):
         raise FtdcError(
-            f"{reports[0].path}: these FTDC files were not written by mongod (no serverStatus)",
+            f"{data.reports[0].path}: these FTDC files were not written by mongod (no serverStatus)",
             "ckptdiag reads mongod's diagnostic.data; files from other FTDC producers have other metrics",
         )
-    if not lengths:
+    if lengths:
+        yield mark_continuity(_ordered(_build(pieces, lengths)))
+    elif not produced:
         raise FtdcError(
-            "no FTDC samples in the given window" if any(r.samples for r in reports) else "no FTDC metric chunks found",
+            "no FTDC samples in the given window"
+            if any(r.samples for r in data.reports)
+            else "no FTDC metric chunks found",
             "check --since/--until, or give a diagnostic.data directory",
         )
-    frame = pd.DataFrame({name: _column(parts, lengths) for name, parts in pieces.items()})
+
+
+def _build(pieces: dict[str, list[tuple[int, np.ndarray]]], lengths: list[int]) -> Any:
+    import pandas as pd
+
+    columns = {}
+    for name in list(pieces):
+        columns[name] = _column(pieces.pop(name), lengths)  # free each column's pieces as it is joined
+    return pd.DataFrame(columns)
+
+
+def _ordered(frame: Any) -> Any:
     t = frame["t"].to_numpy()
     if not (t.size < 2 or bool(np.all(t[1:] > t[:-1]))):  # overlapping files (interim, copies): order, dedupe
         frame = frame.sort_values("t", kind="stable").drop_duplicates("t", keep="last").reset_index(drop=True)
+    return frame
+
+
+def mark_continuity(frame: Any) -> Any:
+    """Index by UTC time; ``seq``; ``segment`` (+1 at each restart: uptime went back);
+    ``gap_before`` (a sample more than 3 periods after the one before)."""
+    import pandas as pd
+
+    frame = frame.reset_index(drop=True)
     frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
     frame.index.name = "time"
     frame["seq"] = np.arange(len(frame))
@@ -664,7 +713,7 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
     dt = frame["t"].diff()
     period = float(dt.median()) if len(frame) > 1 else 1.0
     frame["gap_before"] = dt > max(3 * period, period + 2)
-    return FtdcData(frame, metadata, reports)
+    return frame
 
 
 def _column(parts: list[tuple[int, np.ndarray]], lengths: list[int]) -> np.ndarray:
