@@ -692,10 +692,14 @@ def _build(pieces: dict[str, list[tuple[int, np.ndarray]]], lengths: list[int]) 
 
 
 def _ordered(frame: Any) -> Any:
+    """Rows in time order, one per time (the last one read wins: interim after archives)."""
     t = frame["t"].to_numpy()
-    if not (t.size < 2 or bool(np.all(t[1:] > t[:-1]))):  # overlapping files (interim, copies): order, dedupe
-        frame = frame.sort_values("t", kind="stable").drop_duplicates("t", keep="last").reset_index(drop=True)
-    return frame
+    if t.size < 2 or bool(np.all(t[1:] > t[:-1])):
+        return frame
+    order = np.argsort(t, kind="stable")
+    ts = t[order]
+    last_of_each = np.append(ts[1:] != ts[:-1], True)
+    return frame.iloc[order[last_of_each]].reset_index(drop=True)
 
 
 def mark_continuity(frame: Any) -> Any:
