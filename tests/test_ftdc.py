@@ -91,6 +91,16 @@ def test_short_stream_is_an_error(compiled: bool) -> None:
         decode_deltas(_stream([1, 2]), 1, 3, compiled=compiled)
 
 
+def test_a_chunk_without_deltas(compiled: bool) -> None:
+    assert decode_deltas(_stream([]), 5, 0, compiled=compiled, rows=np.array([1, 3])).shape == (2, 0)
+
+
+def test_selected_rows_only(compiled: bool) -> None:
+    stream = _stream([5, 0, 7, 7, 300, 1])
+    got = decode_deltas(stream, 3, 4, compiled=compiled, rows=np.array([2, 0]))
+    assert got.tolist() == [[0, 7, 300, 1], [5, 0, 0, 0]]
+
+
 def test_a_marker_whose_count_is_cut_off_is_one_zero(compiled: bool) -> None:
     assert decode_deltas(_stream([4, 0]), 1, 2, compiled=compiled).tolist() == [[4, 0]]
 
@@ -107,6 +117,8 @@ def test_compiled_and_numpy_paths_agree_on_real_chunks() -> None:
         a = decode_deltas(stream, n_metrics, n_deltas, compiled=True)
         b = decode_deltas(stream, n_metrics, n_deltas, compiled=False)
         assert np.array_equal(a, b)
+        some = np.arange(0, n_metrics, 7)[::-1]
+        assert np.array_equal(decode_deltas(stream, n_metrics, n_deltas, compiled=True, rows=some), b[some])
         checked += 1
     assert checked == 65
 

@@ -315,8 +315,11 @@ except ImportError:  # built without a C compiler: the numpy path below does the
     _ftdc_kernel = None  # type: ignore[assignment]
 
 
-def decode_deltas(stream: np.ndarray, n_metrics: int, n_deltas: int, *, compiled: bool = True) -> np.ndarray:
-    """Varints with zero runs -> a (n_metrics, n_deltas) uint64 array of deltas, vectorised.
+def decode_deltas(
+    stream: np.ndarray, n_metrics: int, n_deltas: int, *, compiled: bool = True, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Varints with zero runs -> a (n_metrics, n_deltas) uint64 array of deltas, vectorised
+    (or only the metrics in ``rows``, in that order: the compiled kernel then writes no other).
 
     A varint ends at a byte without the 0x80 bit. A 0 value is a run marker: the next value counts
     the *further* zeros. The first zero of a run of zero tokens is always a marker (a marker is 0,
@@ -325,10 +328,18 @@ def decode_deltas(stream: np.ndarray, n_metrics: int, n_deltas: int, *, compiled
     """
     total = n_metrics * n_deltas
     if total == 0:
-        return np.zeros((n_metrics, n_deltas), dtype=np.uint64)
+        return np.zeros((n_metrics if rows is None else rows.size, n_deltas), dtype=np.uint64)
     if compiled and _ftdc_kernel is not None:
-        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas)
-        return np.frombuffer(out, dtype=np.uint64).reshape(n_metrics, n_deltas)
+        if rows is None:
+            out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas)
+            return np.frombuffer(out, dtype=np.uint64).reshape(n_metrics, n_deltas)
+        lut = np.full(n_metrics, -1, dtype=np.int32)
+        lut[rows] = np.arange(rows.size, dtype=np.int32)
+        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas, lut.tobytes(), rows.size)
+        return np.frombuffer(out, dtype=np.uint64).reshape(rows.size, n_deltas)
+    if rows is not None:
+        selected: np.ndarray = decode_deltas(stream, n_metrics, n_deltas, compiled=False)[rows]
+        return selected
     data = stream
     ends = np.flatnonzero(data < 0x80)
     if ends.size == 0:
@@ -391,13 +402,13 @@ def decode_chunk(
     if n_metrics != len(paths):
         raise ValueError(f"chunk says {n_metrics} metrics, its reference document has {len(paths)}")
     stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
-    deltas = decode_deltas(stream, n_metrics, n_deltas)
     rows = _wanted_rows(paths, wanted, cache)
+    deltas = decode_deltas(stream, n_metrics, n_deltas, rows=None if wanted is None else rows)
     # only the reference values of the rows kept are read
     ref = schema.first_values[rows] if schema.first_raw is ref_raw else schema.values(ref_raw, rows)
     out = np.empty((rows.size, n_deltas + 1), dtype=np.uint64)
     out[:, 0] = ref.view(np.uint64)
-    out[:, 1:] = deltas[rows]
+    out[:, 1:] = deltas
     np.cumsum(out, axis=1, out=out)  # uint64 arithmetic wraps, as mongod's int64 deltas do
     return _row_paths(paths, rows, cache), out.view(np.int64)
 
