@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ckptdiag import catalogue
 from ckptdiag.clock import Clock
 from ckptdiag.errors import ConnectError
-from ckptdiag.recording import RecordingWriter, build_sample, utc_iso
-from ckptdiag.sources.diskstats import DiskCounters
+from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
+from ckptdiag.sources.devices import DiskPlan
+from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
 from ckptdiag.sources.mongo import DISKS_KEY, ServerInfo, SourceLost
 
 DiskReader = Callable[[], Mapping[str, tuple[DiskCounters, int]]]
@@ -211,3 +213,52 @@ class Sampler:
             return tick + 1, 0
         nxt = tick + 1 + math.ceil(late_by - 0.5)
         return nxt, nxt - tick - 1
+
+
+def record_into(
+    writer: RecordingWriter,
+    source: Source,
+    info: ServerInfo,
+    plan: DiskPlan,
+    *,
+    header_source: Mapping[str, Any],
+    clock: Clock,
+    interval: float = 1.0,
+    duration: float | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    stop_signals: Callable[[Callable[[str], None]], AbstractContextManager[None]] | None = None,
+    around: AbstractContextManager[Any] | None = None,
+) -> RecordResult:
+    """Write the header, then sample ``source`` into ``writer`` (record's and the lab's one path).
+
+    ``stop_signals`` installs the handlers that ask the sampler to stop; ``around`` wraps the run
+    (the live display).
+    """
+    watched = set(plan.devices)
+
+    def read_disks() -> dict[str, tuple[DiskCounters, int]]:
+        return {k: v for k, v in read_diskstats().items() if k in watched}
+
+    writer.write(
+        header(
+            source=header_source,
+            server=info.to_json(),
+            options={"interval_s": interval, "duration_s": duration},
+            disks=plan.to_json(),
+            created=clock.wall(),
+        ),
+        clock.monotonic(),
+    )
+    sampler = Sampler(
+        source,
+        writer,
+        clock=clock,
+        interval=interval,
+        duration=duration,
+        read_disks=read_disks if watched else None,
+        on_sample=on_sample,
+        on_event=on_event,
+    )
+    with stop_signals(sampler.request_stop) if stop_signals else nullcontext(), around or nullcontext():
+        return sampler.run(info)

@@ -11,9 +11,9 @@ from typing import Any
 
 from ckptdiag import recording
 from ckptdiag.clock import SystemClock
-from ckptdiag.recorder import RecordResult, Sampler, Source
+from ckptdiag.recorder import RecordResult, Source, record_into
 from ckptdiag.sources.devices import DiskPlan, plan_disks
-from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
+from ckptdiag.sources.diskstats import read_diskstats
 from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions, MongoSource
 
 Warn = Callable[[str], None]
@@ -83,46 +83,32 @@ def run_record(
             plan = plan_disks(info.dbpath, info.is_local, request.devices, set(read_diskstats()))
         for note in plan.notes:
             warn(f"note: {note}")
-        watched = set(plan.devices) if src.kind != "diagnostic" else set()
-
-        def read_disks() -> dict[str, tuple[DiskCounters, int]]:
-            return {k: v for k, v in read_diskstats().items() if k in watched}
-
-        writer.write(
-            recording.header(
-                source={
-                    "kind": src.kind,
-                    "uri": options.display(),
-                    "disks": "getDiagnosticData" if src.kind == "diagnostic" else "/proc/diskstats",
-                },
-                server=info.to_json(),
-                options={"interval_s": request.interval, "duration_s": request.duration},
-                disks=plan.to_json(),
-                created=clock.wall(),
-            ),
-            clock.monotonic(),
-        )
         target = str(request.output) if request.output else "stdout"
+        display: Any = None
         if request.live:
             from rich.console import Console
 
             from ckptdiag.report.live import LiveStatus
 
-            display: Any = LiveStatus(Console(), options.display(), target)
-        else:
-            display = None
-        sampler = Sampler(
-            src,
+            display = LiveStatus(Console(), options.display(), target)
+        result = record_into(
             writer,
+            src,
+            info,
+            plan,
+            header_source={
+                "kind": src.kind,
+                "uri": options.display(),
+                "disks": "getDiagnosticData" if src.kind == "diagnostic" else "/proc/diskstats",
+            },
             clock=clock,
             interval=request.interval,
             duration=request.duration,
-            read_disks=read_disks if watched else None,
             on_sample=display.on_sample if display else None,
             on_event=display.on_event if display else _event_printer(warn),
+            stop_signals=stop_signals,
+            around=display,
         )
-        with stop_signals(sampler.request_stop), display if display else nullcontext():
-            result = sampler.run(info)
     finally:
         writer.close()
         src.close()

@@ -28,9 +28,9 @@ from ckptdiag.errors import CkptdiagError
 from ckptdiag.lab.engine import LabConfig
 from ckptdiag.lab.scenarios import Scenario
 from ckptdiag.lab.truth import TruthSummary, summarize
-from ckptdiag.recorder import RecordResult, Sampler
+from ckptdiag.recorder import RecordResult, record_into
 from ckptdiag.sources.devices import plan_disks
-from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
+from ckptdiag.sources.diskstats import read_diskstats
 from ckptdiag.sources.mongo import ConnectOptions, MongoSource
 
 StopSignals = Callable[[Callable[[str], None]], Any]
@@ -177,36 +177,19 @@ def run_scenario(
         try:
             info = source.connect()
             plan = plan_disks(info.dbpath, True, (), set(read_diskstats()))
-            watched = set(plan.devices)
-
-            def read_disks() -> dict[str, tuple[DiskCounters, int]]:
-                return {k: v for k, v in read_diskstats().items() if k in watched}
-
-            writer.write(
-                recording.header(
-                    source={"kind": "lab", "scenario": scenario.name, "uri": uri},
-                    server=info.to_json(),
-                    options={"interval_s": 1.0, "duration_s": duration_s},
-                    disks=plan.to_json(),
-                    created=clock.wall(),
-                ),
-                clock.monotonic(),
-            )
-            sampler = Sampler(
-                source,
+            result = record_into(
                 writer,
+                source,
+                info,
+                plan,
+                header_source={"kind": "lab", "scenario": scenario.name, "uri": uri},
                 clock=clock,
                 interval=1.0,
                 duration=duration_s,
-                read_disks=read_disks if watched else None,
                 on_sample=on_sample,
                 on_event=on_event,
+                stop_signals=stop_signals,
             )
-            if stop_signals is not None:
-                with stop_signals(sampler.request_stop):
-                    result = sampler.run(info)
-            else:
-                result = sampler.run(info)
         finally:
             writer.close()
             source.close()
