@@ -441,7 +441,10 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into one line and an exit status."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
-        cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
+        # outside standalone mode click returns ctx.exit()'s code instead of exiting with it
+        code = cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except CkptdiagError as exc:
         if debug:
             traceback.print_exc()
@@ -453,9 +456,9 @@ def main(argv: list[str] | None = None) -> None:
         _err("interrupted")
         sys.exit(ExitStatus.INTERRUPTED)
     except click.ClickException as exc:
-        # click's own usage errors keep their 'Usage:' context; others become one line
-        if isinstance(exc, click.UsageError):
-            exc.show()
+        if isinstance(exc, click.UsageError):  # one line too, with where to look
+            where = exc.ctx.command_path if exc.ctx is not None else "ckptdiag"
+            _err(f"error: {exc.format_message()} (hint: see '{where} --help')")
             sys.exit(ExitStatus.USAGE)
         _err(f"error: {exc.format_message()}")
         sys.exit(ExitStatus.ERROR)

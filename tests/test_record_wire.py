@@ -245,3 +245,46 @@ def test_source_diagnostic_without_privileges_names_read_on_local(tmp_path: Path
             "record", "--source", "diagnostic", "--uri", server.uri, "-d", "2", "-o", str(tmp_path / "r.jsonl")
         )
     assert proc.returncode == 1 and "read on local" in proc.stderr and not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize(("sig", "code", "reason"), [(2, 130, "interrupted"), (15, 0, "terminated")])
+def test_ctrl_c_and_sigterm_leave_a_complete_recording(tmp_path: Path, sig: int, code: int, reason: str) -> None:
+    import signal
+    import time
+
+    base = load_status(VERSIONS[1])
+    out = tmp_path / "r.jsonl.gz"
+    with replay(base, status=_moving(base)) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ckptdiag", "record", "--uri", server.uri, "-o", str(out)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while server.calls < 4 and time.monotonic() < deadline:  # connect's serverStatus + 3 samples
+            time.sleep(0.1)
+        proc.send_signal(signal.Signals(sig))
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    rec = read_recording(out)
+    assert not rec.truncated and len(rec.samples) >= 3
+    assert rec.events[-1]["kind"] == "end" and rec.events[-1]["reason"] == reason
+    assert f"stopped: {reason}" in err
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    proc = ckptdiag(
+        "--debug",
+        "record",
+        "--uri",
+        "mongodb://127.0.0.1:1",
+        "--timeout",
+        "0.2",
+        "-d",
+        "1",
+        "-o",
+        str(tmp_path / "r.jsonl"),
+    )
+    assert proc.returncode == 1 and "Traceback" in proc.stderr and "ckptdiag: error: cannot reach" in proc.stderr
