@@ -315,6 +315,9 @@ except ImportError:  # built without a C compiler: the numpy path below does the
     _ftdc_kernel = None  # type: ignore[assignment]
 
 
+_LUT: dict[str, Any] = {}  # the kernel's row lookup for the last row selection (one per shape)
+
+
 def decode_deltas(
     stream: np.ndarray, n_metrics: int, n_deltas: int, *, compiled: bool = True, rows: np.ndarray | None = None
 ) -> np.ndarray:
@@ -333,10 +336,13 @@ def decode_deltas(
         if rows is None:
             out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas)
             return np.frombuffer(out, dtype=np.uint64).reshape(n_metrics, n_deltas)
-        lut = np.full(n_metrics, -1, dtype=np.int32)
-        lut[rows] = np.arange(rows.size, dtype=np.int32)
-        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas, lut.tobytes(), rows.size)
-        return np.frombuffer(out, dtype=np.uint64).reshape(rows.size, n_deltas)
+        keep: np.ndarray = rows
+        if _LUT.get("rows") is not keep or _LUT.get("n") != n_metrics:
+            lut = np.full(n_metrics, -1, dtype=np.int32)
+            lut[keep] = np.arange(keep.size, dtype=np.int32)
+            _LUT.update(rows=keep, n=n_metrics, lut=lut.tobytes())
+        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas, _LUT["lut"], keep.size)
+        return np.frombuffer(out, dtype=np.uint64).reshape(keep.size, n_deltas)
     if rows is not None:
         selected: np.ndarray = decode_deltas(stream, n_metrics, n_deltas, compiled=False)[rows]
         return selected
@@ -637,8 +643,7 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
 
     data = FtdcData(None, [], [])
     frames = list(iter_ftdc(paths, since_ms, until_ms, into=data))
-    frame = frames[0] if len(frames) == 1 else pd.concat(frames)
-    data.frame = mark_continuity(_ordered(frame))
+    data.frame = frames[0] if len(frames) == 1 else mark_continuity(_ordered(pd.concat(frames)))
     return data
 
 
@@ -668,12 +673,13 @@ def iter_ftdc(
         if isinstance(item, Metadata):
             data.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
-        if not any(p.startswith("serverStatus.") for p in item.paths):
+        shape = _shape_facts(item.paths)
+        if not shape[0]:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
         seen_mongod = True
-        if "start" not in item.paths:
+        if shape[1] < 0:
             continue
-        start = item.values[item.paths.index("start")]
+        start = item.values[shape[1]]
         keep = np.ones(start.size, dtype=bool)
         if since_ms is not None:
             keep &= start >= since_ms
@@ -702,6 +708,18 @@ def iter_ftdc(
             else "no FTDC metric chunks found",
             "check --since/--until, or give a diagnostic.data directory",
         )
+
+
+_FACTS: dict[str, Any] = {}
+
+
+def _shape_facts(paths: list[str]) -> tuple[bool, int]:
+    """(has serverStatus, index of 'start' or -1) for a chunk's paths, once per shape."""
+    if _FACTS.get("paths") is not paths:
+        start = paths.index("start") if "start" in paths else -1
+        _FACTS.update(paths=paths, facts=(any(p.startswith("serverStatus.") for p in paths), start))
+    facts: tuple[bool, int] = _FACTS["facts"]
+    return facts
 
 
 def _build(pieces: list[tuple[list[str], np.ndarray, np.ndarray]]) -> Any:
