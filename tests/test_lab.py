@@ -17,7 +17,8 @@ from ckptdiag import catalogue
 from ckptdiag.errors import CkptdiagError
 from ckptdiag.lab import engine as lab_engine
 from ckptdiag.lab.engine import LabConfig, LabEngine
-from ckptdiag.lab.run import LabProcess
+from ckptdiag.lab.run import LabProcess, serve_command
+from ckptdiag.lab.scenarios import get_scenario
 from ckptdiag.recording import read_recording
 
 SMALL = LabConfig(cache_mb=256, checkpoint_s=2, write_rate=3000, threads=2)
@@ -84,24 +85,11 @@ def test_not_enough_disk_space_fails_before_starting(tmp_path: Path, monkeypatch
 
 def test_record_against_lab_serve_over_loopback(tmp_path: Path) -> None:
     truth = tmp_path / "truth.json"
-    child = LabProcess(
-        [
-            sys.executable,
-            "-m",
-            "ckptdiag",
-            "lab",
-            "serve",
-            "--scenario",
-            "healthy",
-            "--port",
-            "0",
-            "--truth",
-            str(truth),
-            "--lab-dir",
-            str(tmp_path / "lab"),
-            *SMALL_FLAGS,
-        ]
-    )
+    # the same command line `demo` runs: the scenario's overrides become flags
+    config = get_scenario("healthy").config.with_overrides(cache_mb=256, checkpoint_s=2, write_rate=3000)
+    cmd = serve_command(get_scenario("healthy"), config, truth, tmp_path / "lab")
+    assert cmd[cmd.index("--cache-mb") + 1] == "256" and "--eviction-target" not in cmd
+    child = LabProcess(cmd)
     uri = child.start()
     try:
         out = tmp_path / "rec.jsonl.gz"
