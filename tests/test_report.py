@@ -38,6 +38,21 @@ def test_counter_deltas_never_cross_gaps_restarts_or_decreases() -> None:
     assert np.isnan(got[4]) and got[5] == 5
 
 
+def test_write_await_reads_tick_counters_across_their_32_bit_wrap() -> None:
+    # the same figure disk_rates gives: 400 ms of write ticks over 100 writes
+    frame = pd.DataFrame(
+        {
+            "t": [0.0, 1.0],
+            "segment": [0, 0],
+            "gap_before": [False, False],
+            "disk.vda.wr_ios": [1000, 1100],
+            "disk.vda.wr_ticks": [2**32 - 100, 300],
+        },
+        index=pd.to_datetime([0, 1], unit="s", utc=True),
+    )
+    assert summarize(frame).disks["vda"].w_await_ms_peak == 4.0
+
+
 def test_report_on_the_checkpoint_rich_ftdc_file_as_json() -> None:
     proc = ckptdiag("report", str(shared_path("ftdc", F42)), "-f", "json")
     assert proc.returncode == 0, proc.stderr

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ckptdiag.sources.diskstats import SECTOR_BYTES
+from ckptdiag.sources.diskstats import SECTOR_BYTES, TICKS_WRAP
 
 
 @dataclass
@@ -64,12 +64,18 @@ def _iso(ts: pd.Timestamp) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
 
 
-def counter_delta(frame: pd.DataFrame, column: str) -> pd.Series:
-    """Per-interval increase of a cumulative counter; NaN across gaps, restarts and decreases."""
+def counter_delta(frame: pd.DataFrame, column: str, wrap: int | None = None) -> pd.Series:
+    """Per-interval increase of a cumulative counter; NaN across gaps, restarts and decreases.
+
+    With ``wrap``, a decrease inside a segment is a counter that wrapped at that modulus (the
+    kernel's 32-bit I/O tick counters, as iostat and ``disk_rates`` read them), not a reset.
+    """
     values = frame[column].astype("float64")
     delta = values.diff()
-    broken = frame["segment"].diff().fillna(0).ne(0) | frame["gap_before"].astype(bool) | delta.lt(0)
-    return delta.mask(broken)
+    seam = frame["segment"].diff().fillna(0).ne(0) | frame["gap_before"].astype(bool)
+    if wrap is not None:
+        return (delta % wrap).mask(seam)
+    return delta.mask(seam | delta.lt(0))
 
 
 def interval_s(frame: pd.DataFrame) -> pd.Series:
@@ -152,7 +158,7 @@ def summarize(frame: pd.DataFrame, carried: bool = False) -> Summary:
         await_ = None
         if col + "wr_ticks" in frame and col + "wr_ios" in frame:
             ios = counter_delta(frame, col + "wr_ios")
-            await_ = counter_delta(frame, col + "wr_ticks") / ios.where(ios > 0)
+            await_ = counter_delta(frame, col + "wr_ticks", wrap=TICKS_WRAP) / ios.where(ios > 0)
         summary.disks[dev] = DiskPeak(
             None if write_mb is None else _max(write_mb),
             None if util is None else _max(util),

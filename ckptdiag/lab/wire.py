@@ -29,22 +29,7 @@ def wants_histograms(request: Mapping[str, Any]) -> bool:
 
 def diskstats_to_system_metrics(disks: Mapping[str, tuple[Any, int]]) -> dict[str, Any]:
     """/proc/diskstats counters in FTDC's ``systemMetrics.disks.<dev>`` shape (procparser names)."""
-    out: dict[str, Any] = {}
-    for name, (c, _n) in disks.items():
-        out[name] = {
-            "reads": c.rd_ios,
-            "reads_merged": c.rd_merges,
-            "read_sectors": c.rd_sectors,
-            "read_time_ms": c.rd_ticks,
-            "writes": c.wr_ios,
-            "writes_merged": c.wr_merges,
-            "write_sectors": c.wr_sectors,
-            "write_time_ms": c.wr_ticks,
-            "io_in_progress": c.ios_pgr,
-            "io_time_ms": c.tot_ticks,
-            "io_queued_ms": c.rq_ticks,
-        }
-    return out
+    return {name: counters.to_ftdc() for name, (counters, _n) in disks.items()}
 
 
 class CommandServer:

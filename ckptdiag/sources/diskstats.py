@@ -8,11 +8,13 @@ down treated as removed and inserted again (iostat.c, "removed then inserted" te
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 SECTOR_BYTES = 512
-_TICKS_WRAP = 2**32  # rd_ticks & co are unsigned int in the kernel and in iostat
+TICKS_WRAP = 2**32  # rd_ticks & co are unsigned int in the kernel and in iostat
 _FIELD_NAMES = (
     "rd_ios",
     "rd_merges",
@@ -32,6 +34,23 @@ _FIELD_NAMES = (
     "fl_ios",
     "fl_ticks",
 )
+
+
+# FTDC's systemMetrics.disks.<dev>.<name> (mongod's procparser) -> the DiskCounters field it reads:
+# the first 11 /proc/diskstats fields, in order (FTDC keeps no discard or flush counters).
+FTDC_DISK_FIELDS = {
+    "reads": "rd_ios",
+    "reads_merged": "rd_merges",
+    "read_sectors": "rd_sectors",
+    "read_time_ms": "rd_ticks",
+    "writes": "wr_ios",
+    "writes_merged": "wr_merges",
+    "write_sectors": "wr_sectors",
+    "write_time_ms": "wr_ticks",
+    "io_in_progress": "ios_pgr",
+    "io_time_ms": "tot_ticks",
+    "io_queued_ms": "rq_ticks",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +78,15 @@ class DiskCounters:
     def as_list(self, n_fields: int = 17) -> list[int]:
         """The counters in /proc/diskstats order, as a recording stores them."""
         return [getattr(self, name) for name in _FIELD_NAMES[:n_fields]]
+
+    @classmethod
+    def from_ftdc(cls, fields: Mapping[str, Any]) -> tuple[DiskCounters, int]:
+        """Counters from a systemMetrics.disks.<dev> document, with their field count (11)."""
+        return cls(**{ours: int(fields.get(theirs, 0)) for theirs, ours in FTDC_DISK_FIELDS.items()}), 11
+
+    def to_ftdc(self) -> dict[str, int]:
+        """The systemMetrics.disks.<dev> form of these counters."""
+        return {theirs: getattr(self, ours) for theirs, ours in FTDC_DISK_FIELDS.items()}
 
     @classmethod
     def from_list(cls, values: list[int]) -> DiskCounters:
@@ -132,7 +160,7 @@ def _delta(prev: int, curr: int) -> int:
 
 def _ticks(prev: int, curr: int) -> int:
     # ticks are unsigned int: C's unsigned subtraction wraps
-    return (curr - prev) % _TICKS_WRAP
+    return (curr - prev) % TICKS_WRAP
 
 
 def _avg(total: float, ios_prev: int, ios_curr: int) -> float:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.errors import InputError
+from ckptdiag.sources.diskstats import FTDC_DISK_FIELDS
 
 INT64_MIN = -(2**63)
 _I32 = struct.Struct("<i")
@@ -534,21 +535,6 @@ def metric_files(path: Path) -> list[Path]:
 
 # --- FTDC as a sample frame (the same columns a recording gives) ------------------------------
 
-# systemMetrics.disks.<dev>.<name> (procparser) -> the recording's disk.<dev>.<field> names
-DISK_FIELDS = {
-    "reads": "rd_ios",
-    "reads_merged": "rd_merges",
-    "read_sectors": "rd_sectors",
-    "read_time_ms": "rd_ticks",
-    "writes": "wr_ios",
-    "writes_merged": "wr_merges",
-    "write_sectors": "wr_sectors",
-    "write_time_ms": "wr_ticks",
-    "io_in_progress": "ios_pgr",
-    "io_time_ms": "tot_ticks",
-    "io_queued_ms": "rq_ticks",
-}
-
 
 @dataclass
 class FtdcData:
@@ -596,8 +582,8 @@ def _column_plan(paths: list[str]) -> list[tuple[str, str, list[int]]]:
     for path, i in index.items():
         if path.startswith("systemMetrics.disks."):
             _, _, dev, name = path.split(".", 3)
-            if name in DISK_FIELDS:
-                plan.append((f"disk.{dev}.{DISK_FIELDS[name]}", "one", [i]))
+            if name in FTDC_DISK_FIELDS:
+                plan.append((f"disk.{dev}.{FTDC_DISK_FIELDS[name]}", "one", [i]))
     _PLAN.update(paths=paths, plan=plan)
     return plan
 

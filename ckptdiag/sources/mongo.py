@@ -219,20 +219,6 @@ def _subset(doc: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 # Key under which a sample carries the disk counters that came with it (getDiagnosticData's
 # systemMetrics.disks: the server host's own disks); the sampler takes it out of the document.
 DISKS_KEY = "_ckptdiag_disks"
-# procparser's systemMetrics.disks field names, in /proc/diskstats order
-_FTDC_DISK_FIELDS = (
-    "reads",
-    "reads_merged",
-    "read_sectors",
-    "read_time_ms",
-    "writes",
-    "writes_merged",
-    "write_sectors",
-    "write_time_ms",
-    "io_in_progress",
-    "io_time_ms",
-    "io_queued_ms",
-)
 
 
 def diagnostic_sample(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,8 +236,7 @@ def diagnostic_sample(data: Mapping[str, Any]) -> dict[str, Any]:
             status = dict(block["serverStatus"])
         for name, fields in ((block.get("systemMetrics") or {}).get("disks") or {}).items():
             if isinstance(fields, Mapping):
-                values = [int(fields.get(f, 0)) for f in _FTDC_DISK_FIELDS]
-                disks[name] = (DiskCounters.from_list(values), len(values))
+                disks[name] = DiskCounters.from_ftdc(fields)
     status[DISKS_KEY] = disks
     return status
 
