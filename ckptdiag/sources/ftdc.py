@@ -47,8 +47,12 @@ class Chunk:
 
     start_ms: int  # the chunk's _id
     offset: int  # byte offset of the chunk document in its file
-    paths: list[str]
+    selection: Selection  # which of its shape's slots were kept, and what the frame makes of them
     values: np.ndarray  # int64, shape (len(paths), samples)
+
+    @property
+    def paths(self) -> list[str]:
+        return self.selection.paths
 
     @property
     def samples(self) -> int:
@@ -229,6 +233,21 @@ class Schema:
         self.first_values = np.array(first_values, dtype=np.int64)
         self.first_raw = raw
         self._plans: dict[int | None, tuple[np.ndarray | None, list[tuple[int, str, np.ndarray, np.ndarray]]]] = {}
+        self._selections: dict[int, tuple[Callable[[str], bool] | None, Selection]] = {}
+
+    def select(self, wanted: Callable[[str], bool] | None) -> Selection:
+        """The slots ``wanted`` keeps (all for None), made once per shape and predicate."""
+        found = self._selections.get(id(wanted))
+        if found is not None and found[0] is wanted:
+            return found[1]
+        rows = (
+            np.arange(len(self.paths))
+            if wanted is None
+            else np.array([i for i, p in enumerate(self.paths) if wanted(p)], dtype=np.int64)
+        )
+        selection = Selection(rows, [self.paths[i] for i in rows], len(self.paths))
+        self._selections[id(wanted)] = (wanted, selection)  # holding wanted keeps its id unique
+        return selection
 
     def matches(self, raw: bytes) -> bool:
         """Whether ``raw`` has exactly this shape."""
@@ -279,6 +298,27 @@ class Schema:
         return out
 
 
+class Selection:
+    """What is derived once per chunk shape: the slots kept, their paths, the kernel's row lookup,
+    and (lazily) how they become frame columns."""
+
+    def __init__(self, rows: np.ndarray, paths: list[str], n_metrics: int) -> None:
+        self.rows = rows
+        self.paths = paths
+        self.all = rows.size == n_metrics
+        lut = np.full(n_metrics, -1, dtype=np.int32)
+        lut[rows] = np.arange(rows.size, dtype=np.int32)
+        self.lut = lut.tobytes()
+        self._layout: FrameLayout | None = None
+
+    @property
+    def layout(self) -> FrameLayout:
+        """How this shape's slots become the sample frame's columns."""
+        if self._layout is None:
+            self._layout = FrameLayout(self.paths)
+        return self._layout
+
+
 _GATHERS = (
     (K_INT32, 4, "<i4"),
     (K_INT64, 8, "<i8"),
@@ -316,14 +356,18 @@ except ImportError:  # built without a C compiler: the numpy path below does the
     _ftdc_kernel = None  # type: ignore[assignment]
 
 
-_LUT: dict[str, Any] = {}  # the kernel's row lookup for the last row selection (one per shape)
-
-
 def decode_deltas(
-    stream: np.ndarray, n_metrics: int, n_deltas: int, *, compiled: bool = True, rows: np.ndarray | None = None
+    stream: np.ndarray,
+    n_metrics: int,
+    n_deltas: int,
+    *,
+    compiled: bool = True,
+    rows: np.ndarray | None = None,
+    lut: bytes | None = None,
 ) -> np.ndarray:
     """Varints with zero runs -> a (n_metrics, n_deltas) uint64 array of deltas, vectorised
-    (or only the metrics in ``rows``, in that order: the compiled kernel then writes no other).
+    (or only the metrics in ``rows``, in that order: the compiled kernel then writes no other;
+    ``lut`` is its row lookup for ``rows``, when the caller has it already).
 
     A varint ends at a byte without the 0x80 bit. A 0 value is a run marker: the next value counts
     the *further* zeros. The first zero of a run of zero tokens is always a marker (a marker is 0,
@@ -338,11 +382,11 @@ def decode_deltas(
             out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas)
             return np.frombuffer(out, dtype=np.uint64).reshape(n_metrics, n_deltas)
         keep: np.ndarray = rows
-        if _LUT.get("rows") is not keep or _LUT.get("n") != n_metrics:
-            lut = np.full(n_metrics, -1, dtype=np.int32)
-            lut[keep] = np.arange(keep.size, dtype=np.int32)
-            _LUT.update(rows=keep, n=n_metrics, lut=lut.tobytes())
-        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas, _LUT["lut"], keep.size)
+        if lut is None:
+            table = np.full(n_metrics, -1, dtype=np.int32)
+            table[keep] = np.arange(keep.size, dtype=np.int32)
+            lut = table.tobytes()
+        out = _ftdc_kernel.decode(stream.data, n_metrics, n_deltas, lut, keep.size)
         return np.frombuffer(out, dtype=np.uint64).reshape(keep.size, n_deltas)
     if rows is not None:
         selected: np.ndarray = decode_deltas(stream, n_metrics, n_deltas, compiled=False)[rows]
@@ -389,8 +433,8 @@ def decode_deltas(
 
 def decode_chunk(
     data: bytes, wanted: Callable[[str], bool] | None = None, cache: dict[str, Any] | None = None
-) -> tuple[list[str], np.ndarray]:
-    """A type 1 ``data`` payload -> (paths, int64 values of shape (metrics, samples)).
+) -> tuple[Selection, np.ndarray]:
+    """A type 1 ``data`` payload -> (the slots kept, their int64 values of shape (kept, samples)).
 
     With ``wanted``, only the metrics it accepts are summed up and returned (the delta stream is
     still read in full: it is one sequence across metrics).
@@ -405,40 +449,18 @@ def decode_chunk(
     n_metrics, n_deltas = struct.unpack_from("<II", raw, ref_len)  # compressor.cpp's order
     ref_raw = raw[:ref_len]
     schema = reference_schema(ref_raw, cache)
-    paths = schema.paths
-    if n_metrics != len(paths):
-        raise ValueError(f"chunk says {n_metrics} metrics, its reference document has {len(paths)}")
+    if n_metrics != len(schema.paths):
+        raise ValueError(f"chunk says {n_metrics} metrics, its reference document has {len(schema.paths)}")
     stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
-    rows = _wanted_rows(paths, wanted, cache)
-    deltas = decode_deltas(stream, n_metrics, n_deltas, rows=None if wanted is None else rows)
+    kept = schema.select(wanted)
+    deltas = decode_deltas(stream, n_metrics, n_deltas, rows=None if kept.all else kept.rows, lut=kept.lut)
     # only the reference values of the rows kept are read
-    ref = schema.first_values[rows] if schema.first_raw is ref_raw else schema.values(ref_raw, rows)
-    out = np.empty((rows.size, n_deltas + 1), dtype=np.uint64)
+    ref = schema.first_values[kept.rows] if schema.first_raw is ref_raw else schema.values(ref_raw, kept.rows)
+    out = np.empty((kept.rows.size, n_deltas + 1), dtype=np.uint64)
     out[:, 0] = ref.view(np.uint64)
     out[:, 1:] = deltas
     np.cumsum(out, axis=1, out=out)  # uint64 arithmetic wraps, as mongod's int64 deltas do
-    return _row_paths(paths, rows, cache), out.view(np.int64)
-
-
-def _row_paths(paths: list[str], rows: np.ndarray, cache: dict[str, Any] | None) -> list[str]:
-    # one list object for every chunk of a shape, so that the column plan is made once per shape
-    if cache is not None and cache.get("row_paths_for") is rows:
-        return cache["row_paths"]  # type: ignore[no-any-return]
-    selected = [paths[i] for i in rows]
-    if cache is not None:
-        cache["row_paths_for"], cache["row_paths"] = rows, selected
-    return selected
-
-
-def _wanted_rows(paths: list[str], wanted: Callable[[str], bool] | None, cache: dict[str, Any] | None) -> np.ndarray:
-    if wanted is None:
-        return np.arange(len(paths))
-    if cache is not None and cache.get("rows_for") is paths:
-        return cache["rows"]  # type: ignore[no-any-return]
-    rows = np.array([i for i, p in enumerate(paths) if wanted(p)], dtype=np.int64)
-    if cache is not None:
-        cache["rows_for"], cache["rows"] = paths, rows
-    return rows
+    return kept, out.view(np.int64)
 
 
 # --- files and directories -------------------------------------------------------------------
@@ -505,13 +527,13 @@ def read_file(
                 report.error = f"metric chunk without data at byte {offset}"
                 return
             try:
-                paths, values = decode_chunk(bytes(data), wanted, cache)
+                selection, values = decode_chunk(bytes(data), wanted, cache)
             except (ValueError, zlib.error, struct.error, IndexError) as exc:
                 report.error = f"bad metric chunk at byte {offset}: {exc}"
                 return
             report.chunks += 1
             report.samples += values.shape[1]
-            yield Chunk(start_ms, offset, paths, values)
+            yield Chunk(start_ms, offset, selection, values)
         elif kind in (0, 2):
             report.metadata += 1
             yield Metadata(start_ms, int(kind), dict(doc.get("doc") or {}))
@@ -557,61 +579,50 @@ def _wanted_paths() -> frozenset[str]:
     )
 
 
-_PLAN: dict[str, Any] = {}  # the column plan of the last chunk shape seen
+class FrameLayout:
+    """How one chunk shape's kept slots become frame columns: the catalogue metrics (first source
+    present wins, as with a live server) and the disk fields, read in one fancy-indexing step
+    plus the few combined ones (8.1's attempts - failures, 7.3's api + compaction)."""
 
+    def __init__(self, paths: list[str]) -> None:
+        from ckptdiag import catalogue
 
-def _column_plan(paths: list[str]) -> list[tuple[str, str, list[int]]]:
-    """For a chunk's paths: (column, how, row indexes) for every catalogue metric and disk field."""
-    from ckptdiag import catalogue
-
-    if _PLAN.get("paths") is paths:
-        return _PLAN["plan"]  # type: ignore[no-any-return]
-    index = {p: i for i, p in enumerate(paths)}
-    plan: list[tuple[str, str, list[int]]] = []
-    for metric in catalogue.METRICS:
-        for source in metric.sources:  # the first source present wins, as with a live server
-            keys = ["serverStatus." + ".".join(f.path) for f in catalogue.source_fields(source)]
-            if isinstance(source, catalogue.Total):
-                if keys[0] in index:
-                    plan.append((metric.name, "sum", [index[k] for k in keys if k in index]))
+        index = {p: i for i, p in enumerate(paths)}
+        self.mongod = any(p.startswith("serverStatus.") for p in paths)
+        self.start = index.get("start", -1)
+        ones: list[tuple[str, int]] = []
+        self.extras: list[tuple[str, str, list[int]]] = []
+        for metric in catalogue.METRICS:
+            for source in metric.sources:
+                keys = ["serverStatus." + ".".join(f.path) for f in catalogue.source_fields(source)]
+                if isinstance(source, catalogue.Total):
+                    if keys[0] in index:
+                        self.extras.append((metric.name, "sum", [index[k] for k in keys if k in index]))
+                        break
+                elif all(k in index for k in keys):
+                    if isinstance(source, catalogue.Difference):
+                        self.extras.append((metric.name, "diff", [index[k] for k in keys]))
+                    else:
+                        ones.append((metric.name, index[keys[0]]))
                     break
-            elif all(k in index for k in keys):
-                how = "diff" if isinstance(source, catalogue.Difference) else "one"
-                plan.append((metric.name, how, [index[k] for k in keys]))
-                break
-    for path, i in index.items():
-        if path.startswith("systemMetrics.disks."):
-            _, _, dev, name = path.split(".", 3)
-            if name in FTDC_DISK_FIELDS:
-                plan.append((f"disk.{dev}.{FTDC_DISK_FIELDS[name]}", "one", [i]))
-    _PLAN.update(paths=paths, plan=plan)
-    return plan
+        for path, i in index.items():
+            if path.startswith("systemMetrics.disks."):
+                _, _, dev, name = path.split(".", 3)
+                if name in FTDC_DISK_FIELDS:
+                    ones.append((f"disk.{dev}.{FTDC_DISK_FIELDS[name]}", i))
+        self.names = [name for name, _ in ones] + [name for name, _, _ in self.extras]
+        self.rows = np.array([r for _, r in ones], dtype=np.int64)
 
-
-_BLOCKS: dict[str, Any] = {}  # the block layout of the last plan seen
-
-
-def _chunk_block(chunk: Chunk) -> tuple[list[str], np.ndarray]:
-    """A chunk's catalogue and disk columns as one 2-D array (one row per column name).
-
-    Plain columns come out in one fancy-indexing step; the few combined ones (8.1's attempts -
-    failures, 7.3's api + compaction) are appended. The name list is the same object for every
-    chunk of one shape, so that pieces of one shape are joined with a single concatenate.
-    """
-    plan = _column_plan(chunk.paths)
-    if _BLOCKS.get("plan") is not plan:
-        ones = [(name, rows[0]) for name, how, rows in plan if how == "one"]
-        extras = [(name, how, rows) for name, how, rows in plan if how != "one"]
-        names = [name for name, _ in ones] + [name for name, _, _ in extras]
-        _BLOCKS.update(plan=plan, names=names, rows=np.array([r for _, r in ones], dtype=np.int64), extras=extras)
-    block = chunk.values[_BLOCKS["rows"]]
-    if _BLOCKS["extras"]:
+    def block(self, values: np.ndarray) -> np.ndarray:
+        """A chunk's columns as one 2-D array, a row per name in ``names``."""
+        block = values[self.rows]
+        if not self.extras:
+            return block
         more = [
-            chunk.values[rows[0]] - chunk.values[rows[1]] if how == "diff" else chunk.values[rows].sum(axis=0)
-            for _, how, rows in _BLOCKS["extras"]
+            values[rows[0]] - values[rows[1]] if how == "diff" else values[rows].sum(axis=0)
+            for _, how, rows in self.extras
         ]
-        block = np.vstack([block, *more])
-    return _BLOCKS["names"], block
+        return np.vstack([block, *more])
 
 
 def _is_wanted(path: str, wanted: frozenset[str]) -> bool:
@@ -659,13 +670,13 @@ def iter_ftdc(
         if isinstance(item, Metadata):
             data.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
-        shape = _shape_facts(item.paths)
-        if not shape[0]:
+        layout = item.selection.layout
+        if not layout.mongod:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
         seen_mongod = True
-        if shape[1] < 0:
+        if layout.start < 0:
             continue
-        start = item.values[shape[1]]
+        start = item.values[layout.start]
         keep = np.ones(start.size, dtype=bool)
         if since_ms is not None:
             keep &= start >= since_ms
@@ -673,8 +684,9 @@ def iter_ftdc(
             keep &= start <= until_ms
         if not keep.any():
             continue
-        names, block = _chunk_block(item)
-        pieces.append((names, block[:, keep] if not keep.all() else block, start[keep] / 1000.0))
+        block = layout.block(item.values)
+        # the names list is one object per shape: _build joins a run of one shape at once
+        pieces.append((layout.names, block[:, keep] if not keep.all() else block, start[keep] / 1000.0))
         lengths.append(int(keep.sum()))
         if rows is not None and sum(lengths) >= rows:
             yield mark_continuity(_ordered(_build(pieces)))
@@ -694,18 +706,6 @@ def iter_ftdc(
             else "no FTDC metric chunks found",
             "check --since/--until, or give a diagnostic.data directory",
         )
-
-
-_FACTS: dict[str, Any] = {}
-
-
-def _shape_facts(paths: list[str]) -> tuple[bool, int]:
-    """(has serverStatus, index of 'start' or -1) for a chunk's paths, once per shape."""
-    if _FACTS.get("paths") is not paths:
-        start = paths.index("start") if "start" in paths else -1
-        _FACTS.update(paths=paths, facts=(any(p.startswith("serverStatus.") for p in paths), start))
-    facts: tuple[bool, int] = _FACTS["facts"]
-    return facts
 
 
 def _build(pieces: list[tuple[list[str], np.ndarray, np.ndarray]]) -> Any:
