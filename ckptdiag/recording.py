@@ -352,3 +352,23 @@ def samples_frame(samples: list[dict[str, Any]], events: list[dict[str, Any]] | 
         segment += (frame["seq"] >= seq).astype(int)
     frame["segment"] = segment
     return frame
+
+
+def join_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Several recordings' frames as one, in time order, each seam a gap and a new segment, so
+    that no rate or checkpoint is ever taken between two recordings."""
+    import pandas as pd
+
+    if len(frames) == 1:
+        return frames[0]
+    parts: list[pd.DataFrame] = []
+    next_segment = 0
+    for frame in sorted((f for f in frames if not f.empty), key=lambda f: float(f["t"].iloc[0])):
+        part = frame.copy()
+        part["segment"] = part["segment"] + next_segment
+        if parts:
+            part.iloc[0, part.columns.get_loc("gap_before")] = True
+        next_segment = int(part["segment"].max()) + 1
+        parts.append(part)
+    joined: pd.DataFrame = pd.concat(parts)
+    return joined

@@ -275,11 +275,9 @@ def summarize_window(
     if recordings and len(recordings) != len(paths):
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
-        import pandas as pd
 
         recs = [recording.read_recording(p) for p in recordings]
-        frames = [r.to_frame() for r in recs]
-        frame = pd.concat(frames).sort_index() if len(frames) > 1 else frames[0]
+        frame = recording.join_frames([r.to_frame() for r in recs])
         if since_ms is not None:
             frame = frame[frame["t"] * 1000 >= since_ms]
         if until_ms is not None:

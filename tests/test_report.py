@@ -97,6 +97,23 @@ def test_report_on_a_recording(tmp_path: Path) -> None:
     assert len(doc["checkpoints"]) == 2 and doc["checkpoint_interval_s"] == 60.0  # generation moves every 60 s
 
 
+def test_two_recordings_are_joined_without_a_rate_across_the_seam(tmp_path: Path) -> None:
+    paths = []
+    for k, t0 in enumerate((1_700_000_000.0, 1_700_090_000.0)):  # 25 hours apart
+        rec = tmp_path / f"r{k}.jsonl"
+        w = RecordingWriter(rec)
+        w.write(
+            header(source={"kind": "serverStatus"}, server={"version": "7.0.21"}, options={}, disks={}, created=t0), 0.0
+        )
+        for i in range(30):  # status_doc's generation stays 0 below 60: no checkpoint inside either
+            doc = status_doc(i + 90 * k)  # ...but it is 1 in the second: a seam delta would fake one
+            w.write(build_sample(doc, seq=i, wall=t0 + i, mono=float(i), rtt_ms=1.0), float(i))
+        w.close()
+        paths.append(str(rec))
+    doc = json.loads(ckptdiag("report", *reversed(paths)).stdout)
+    assert doc["samples"] == 60 and doc["gaps"] == 1 and doc["checkpoints"] == []
+
+
 def test_report_errors_are_one_line_with_codes(tmp_path: Path) -> None:
     proc = ckptdiag("report", str(tmp_path / "missing"))
     assert proc.returncode == 1 and proc.stderr.startswith("ckptdiag: error: ") and "does not exist" in proc.stderr
