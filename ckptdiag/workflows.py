@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ckptdiag import recording
 from ckptdiag.clock import SystemClock
@@ -15,6 +15,10 @@ from ckptdiag.recorder import RecordResult, Source, record_into
 from ckptdiag.sources.devices import DiskPlan, plan_disks
 from ckptdiag.sources.diskstats import read_diskstats
 from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions, MongoSource
+
+if TYPE_CHECKING:
+    from ckptdiag.lab.engine import LabConfig
+    from ckptdiag.lab.scenarios import Scenario
 
 Warn = Callable[[str], None]
 StopSignals = Callable[[Callable[[str], None]], AbstractContextManager[None]]
@@ -142,7 +146,7 @@ class DemoRequest:
     live: bool = False
 
 
-def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Any, Any]:
+def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenario, LabConfig]:
     """The scenario and its configuration with the command line's overrides, checked."""
     from ckptdiag.errors import UsageError
     from ckptdiag.lab.scenarios import get_scenario
@@ -275,7 +279,6 @@ def summarize_window(
     if recordings and len(recordings) != len(paths):
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
-
         recs = [recording.read_recording(p) for p in recordings]
         frame = recording.join_frames([r.to_frame() for r in recs])
         if since_ms is not None:
