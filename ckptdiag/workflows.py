@@ -125,10 +125,11 @@ def run_record(
 
 
 def _event_printer(warn: Warn) -> Callable[[dict[str, Any]], None]:
+    from ckptdiag.report.live import event_line
+
     def on_event(event: dict[str, Any]) -> None:
         if event["kind"] in ("gap", "reconnected", "restart"):
-            detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
-            warn(f"{event['time']} {event['kind']} {detail}".rstrip())
+            warn(event_line(event))
 
     return on_event
 

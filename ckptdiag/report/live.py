@@ -12,6 +12,12 @@ from rich.text import Text
 from ckptdiag.analysis.instant import Instant, instant
 
 
+def event_line(event: dict[str, Any]) -> str:
+    """A recording event as one line for a person: time, kind, and why or for how long."""
+    detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
+    return f"{event['time']} {event['kind']} {detail}".rstrip()
+
+
 def _fmt(value: float | None, spec: str, unit: str = "") -> str:
     return "-" if value is None else f"{value:{spec}}{unit}"
 
@@ -48,8 +54,7 @@ class LiveStatus:
     def on_event(self, event: dict[str, Any]) -> None:
         """Show gaps, reconnects and restarts under the table."""
         if event["kind"] in ("gap", "reconnected", "restart", "server"):
-            detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
-            self._notes = [*self._notes, f"{event['time']} {event['kind']} {detail}".rstrip()][-3:]
+            self._notes = [*self._notes, event_line(event)][-3:]
 
     def _render(self, f: Instant | None, elapsed: float) -> Table:
         table = Table(
