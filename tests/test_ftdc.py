@@ -19,6 +19,7 @@ from ckptdiag.sources.ftdc import (
     Chunk,
     FileReport,
     FtdcError,
+    decode_chunk,
     decode_deltas,
     read_file,
     read_ftdc,
@@ -121,6 +122,69 @@ def test_compiled_and_numpy_paths_agree_on_real_chunks() -> None:
         assert np.array_equal(decode_deltas(stream, n_metrics, n_deltas, compiled=True, rows=some), b[some])
         checked += 1
     assert checked == 65
+
+
+def test_compiled_series_equal_the_numpy_running_sums_on_every_real_file() -> None:
+    # the kernel's one-pass reference + deltas + running sums against decode + numpy cumsum,
+    # for all slots and for a selection, on every real file (wrapping counters included)
+    if ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built")
+    checked = 0
+    for f in sorted(shared_path("ftdc").rglob("*metrics.*")):
+        try:
+            chunks = list(_raw_chunks(f))
+        except (bson.errors.BSONError, zlib.error, struct.error):
+            continue  # damaged files have their own tests
+        caches: tuple[dict[str, object], dict[str, object]] = ({}, {})  # later chunks reuse the shape
+        for raw in chunks[:4]:
+            data = struct.pack("<I", len(raw)) + zlib.compress(raw)
+            for wanted in (None, lambda p: "wiredTiger" in p or p == "start"):
+                kept_a, a = decode_chunk(data, wanted, caches[0], compiled=True)
+                kept_b, b = decode_chunk(data, wanted, caches[1], compiled=False)
+                assert kept_a.paths == kept_b.paths
+                assert np.array_equal(a, b)
+            checked += 1
+    assert checked > 50
+
+
+def test_compiled_reference_values_follow_mongod_rules_like_the_numpy_path() -> None:
+    # a second document of the first one's shape: its values read by the kernel and by numpy
+    from bson import Decimal128, Int64, Timestamp
+
+    from ckptdiag.sources.ftdc import Schema
+
+    def doc(x: float, flag: bool, n: int, ts: Timestamp) -> bytes:
+        return bson.encode({"d": x, "b": flag, "i": n, "l": Int64(n * 2**33), "t": ts, "s": "abc", "e": -x})
+
+    first = Schema(doc(1.5, False, 1, Timestamp(1, 2)))
+    other = doc(float("nan"), True, -7, Timestamp(2**31 + 5, 9))
+    assert first.matches(other, compiled=True) and first.matches(other, compiled=False)
+    for compiled in (True, False):
+        # string contents may change within a shape; a field name may not
+        assert first.matches(other.replace(b"abc", b"abd"), compiled=compiled)
+        assert not first.matches(other.replace(b"e\x00", b"f\x00"), compiled=compiled)
+    kept = first.select(None)
+    a = first.kept_values(other, kept, compiled=True).tolist()
+    assert a == first.kept_values(other, kept, compiled=False).tolist()
+    assert a == [0, 1, -7, -7 * 2**33, 2**31 + 5, 9, 0]
+    huge = doc(1e300, False, 0, Timestamp(0, 0))
+    assert first.kept_values(huge, kept, compiled=True).tolist()[0] == 2**63 - 1
+    assert first.kept_values(huge, kept, compiled=True).tolist()[-1] == INT64_MIN
+    dec = Schema(bson.encode({"x": Decimal128("12.9"), "y": 3}))
+    assert not dec.select(None).plain  # Decimal128 stays on the Python path
+    assert dec.kept_values(bson.encode({"x": Decimal128("-4.5"), "y": 4}), dec.select(None)).tolist() == [-4, 4]
+
+
+def test_compiled_series_refuses_a_short_stream() -> None:
+    if ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built")
+    lut = np.array([0], dtype=np.int32).tobytes()
+    first = np.array([10], dtype=np.int64).tobytes()
+    stream = _stream([1, 2])
+    with pytest.raises(ValueError, match="holds 2 values, the chunk needs 3"):
+        ftdc_module._ftdc_kernel.series(stream.data, 1, 3, lut, 1, first)
+    got = ftdc_module._ftdc_kernel.series(_stream([1, 2, 2**64 - 1]).data, 1, 3, lut, 1, first)
+    assert np.frombuffer(got, dtype=np.int64).tolist() == [10, 11, 13, 12]
 
 
 def test_reference_walk_follows_mongod_extraction_rules() -> None:
@@ -356,3 +420,22 @@ def test_directory_reads_archives_then_interim_and_survives_a_bad_file(tmp_path:
     assert len(data.frame) == 19007
     assert [Path(r.path).name for r in data.reports][-1] == "metrics.interim"
     assert sum(r.error is not None for r in data.reports) == 1
+
+
+def test_frame_building_orders_time_drops_repeats_and_fills_missing_columns() -> None:
+    # three chunks, two shapes; the clock steps back inside the third; 2.0 is read twice (the
+    # later one wins); "b" exists only in the second shape: NaN elsewhere and float
+    from ckptdiag.sources.ftdc import _build
+
+    one, two = ["a", "cache.max_bytes"], ["b", "a"]
+    pieces = [
+        (one, np.array([[1, 2], [9, 9]]), np.array([1.0, 2.0])),
+        (two, np.array([[70, 80], [3, 4]]), np.array([3.0, 4.0])),
+        (one, np.array([[5, 6, 7], [9, 9, 9]]), np.array([5.0, 2.0, 0.5])),
+    ]
+    frame = _build(pieces)
+    assert frame["t"].tolist() == [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert frame["a"].tolist() == [7, 1, 6, 3, 4, 5]
+    assert frame["a"].dtype == np.int64
+    assert frame["b"].fillna(-1).tolist() == [-1, -1, -1, 70, 80, -1]
+    assert frame["wt_missing"].tolist() == [False, False, False, True, True, False]

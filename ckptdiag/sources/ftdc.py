@@ -29,6 +29,11 @@ import numpy as np
 from ckptdiag.errors import InputError
 from ckptdiag.sources.diskstats import FTDC_DISK_FIELDS
 
+try:
+    from ckptdiag import _ftdc_kernel
+except ImportError:  # built without a C compiler: the numpy paths do the same work, slower
+    _ftdc_kernel = None  # type: ignore[assignment]
+
 INT64_MIN = -(2**63)
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
@@ -230,6 +235,9 @@ class Schema:
             mask[start:end] = True
         self._fixed = np.flatnonzero(~mask)
         self._template = np.frombuffer(raw, dtype=np.uint8)[self._fixed].copy()
+        # the same bytes as (start, end) runs, for the compiled comparison
+        edges = np.diff(np.concatenate(([0], (~mask).view(np.int8), [0])))
+        self._ranges = np.column_stack((np.flatnonzero(edges == 1), np.flatnonzero(edges == -1))).astype(np.int64)
         self.first_values = np.array(first_values, dtype=np.int64)
         self.first_raw = raw
         self._plans: dict[int | None, tuple[np.ndarray | None, list[tuple[int, str, np.ndarray, np.ndarray]]]] = {}
@@ -245,15 +253,28 @@ class Schema:
             if wanted is None
             else np.array([i for i, p in enumerate(self.paths) if wanted(p)], dtype=np.int64)
         )
-        selection = Selection(rows, [self.paths[i] for i in rows], len(self.paths))
+        paths = [self.paths[i] for i in rows]
+        selection = Selection(rows, paths, len(self.paths), self.offsets[rows], self.kinds[rows])
         self._selections[id(wanted)] = (wanted, selection)  # holding wanted keeps its id unique
         return selection
 
-    def matches(self, raw: bytes) -> bool:
+    def matches(self, raw: bytes, *, compiled: bool = True) -> bool:
         """Whether ``raw`` has exactly this shape."""
         if len(raw) != self.length:
             return False
+        if compiled and _ftdc_kernel is not None:
+            return bool(_ftdc_kernel.same_shape(raw, self._ranges, self._template))
         return bool(np.array_equal(np.frombuffer(raw, dtype=np.uint8)[self._fixed], self._template))
+
+    def kept_values(self, raw: bytes, kept: Selection, *, compiled: bool = True) -> np.ndarray:
+        """The reference values of the slots ``kept`` keeps, in a document of this shape."""
+        if raw is self.first_raw:
+            first: np.ndarray = self.first_values[kept.rows]
+            return first
+        if compiled and _ftdc_kernel is not None and kept.plain:
+            values: np.ndarray = np.frombuffer(_ftdc_kernel.reference(raw, kept.offsets, kept.kinds), dtype=np.int64)
+            return values
+        return self.values(raw, kept.rows)
 
     def _plan(self, rows: np.ndarray | None) -> list[tuple[int, str, np.ndarray, np.ndarray]]:
         # (kind, dtype, positions in the output, byte gather index) per kind: made once per rows
@@ -302,10 +323,15 @@ class Selection:
     """What is derived once per chunk shape: the slots kept, their paths, the kernel's row lookup,
     and (lazily) how they become frame columns."""
 
-    def __init__(self, rows: np.ndarray, paths: list[str], n_metrics: int) -> None:
+    def __init__(
+        self, rows: np.ndarray, paths: list[str], n_metrics: int, offsets: np.ndarray, kinds: np.ndarray
+    ) -> None:
         self.rows = rows
         self.paths = paths
         self.all = rows.size == n_metrics
+        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self.kinds = np.ascontiguousarray(kinds, dtype=np.int8)
+        self.plain = not bool(np.any(self.kinds == K_DEC128))  # the kernel reads every kind but these
         lut = np.full(n_metrics, -1, dtype=np.int32)
         lut[rows] = np.arange(rows.size, dtype=np.int32)
         self.lut = lut.tobytes()
@@ -336,10 +362,10 @@ def reference_metrics(raw: bytes, cache: dict[str, Any] | None = None) -> tuple[
     return schema.paths, (schema.first_values if schema.first_raw is raw else schema.values(raw))
 
 
-def reference_schema(raw: bytes, cache: dict[str, Any] | None = None) -> Schema:
+def reference_schema(raw: bytes, cache: dict[str, Any] | None = None, *, compiled: bool = True) -> Schema:
     """The shape of a reference document: the cached one when it fits, else a new one (cached)."""
     schema: Schema | None = cache.get("schema") if cache is not None else None
-    if schema is not None and schema.matches(raw):
+    if schema is not None and schema.matches(raw, compiled=compiled):
         return schema
     schema = Schema(raw)
     if cache is not None:
@@ -348,12 +374,6 @@ def reference_schema(raw: bytes, cache: dict[str, Any] | None = None) -> Schema:
 
 
 # --- the delta stream ---------------------------------------------------------------------------
-
-
-try:
-    from ckptdiag import _ftdc_kernel
-except ImportError:  # built without a C compiler: the numpy path below does the same work
-    _ftdc_kernel = None  # type: ignore[assignment]
 
 
 def decode_deltas(
@@ -432,7 +452,11 @@ def decode_deltas(
 
 
 def decode_chunk(
-    data: bytes, wanted: Callable[[str], bool] | None = None, cache: dict[str, Any] | None = None
+    data: bytes,
+    wanted: Callable[[str], bool] | None = None,
+    cache: dict[str, Any] | None = None,
+    *,
+    compiled: bool = True,
 ) -> tuple[Selection, np.ndarray]:
     """A type 1 ``data`` payload -> (the slots kept, their int64 values of shape (kept, samples)).
 
@@ -448,14 +472,20 @@ def decode_chunk(
     (ref_len,) = _I32.unpack_from(raw, 0)
     n_metrics, n_deltas = struct.unpack_from("<II", raw, ref_len)  # compressor.cpp's order
     ref_raw = raw[:ref_len]
-    schema = reference_schema(ref_raw, cache)
+    schema = reference_schema(ref_raw, cache, compiled=compiled)
     if n_metrics != len(schema.paths):
         raise ValueError(f"chunk says {n_metrics} metrics, its reference document has {len(schema.paths)}")
     stream = np.frombuffer(raw, dtype=np.uint8, offset=ref_len + 8)
     kept = schema.select(wanted)
-    deltas = decode_deltas(stream, n_metrics, n_deltas, rows=None if kept.all else kept.rows, lut=kept.lut)
     # only the reference values of the rows kept are read
-    ref = schema.first_values[kept.rows] if schema.first_raw is ref_raw else schema.values(ref_raw, kept.rows)
+    ref = schema.kept_values(ref_raw, kept, compiled=compiled)
+    if compiled and _ftdc_kernel is not None:
+        # reference, deltas and running sums in one pass
+        series = _ftdc_kernel.series(stream.data, n_metrics, n_deltas, kept.lut, kept.rows.size, ref.tobytes())
+        return kept, np.frombuffer(series, dtype=np.int64).reshape(kept.rows.size, n_deltas + 1)
+    deltas = decode_deltas(
+        stream, n_metrics, n_deltas, compiled=False, rows=None if kept.all else kept.rows, lut=kept.lut
+    )
     out = np.empty((kept.rows.size, n_deltas + 1), dtype=np.uint64)
     out[:, 0] = ref.view(np.uint64)
     out[:, 1:] = deltas
@@ -709,47 +739,68 @@ def iter_ftdc(
 
 
 def _build(pieces: list[tuple[list[str], np.ndarray, np.ndarray]]) -> Any:
-    """One frame from chunk blocks: runs of one shape joined at once; a column some chunks lack
-    is NaN there (and float)."""
+    """One frame from chunk blocks, in time order (the last row read wins a repeated time); a
+    column some chunks lack is NaN there (and float).
+
+    Each chunk's block is copied once, straight to its place in one 2-D array that the DataFrame
+    wraps without copying: joining runs, stacking a dict of columns and reordering the frame each
+    copied everything again, and for files of many small chunks those copies cost as much as
+    decoding did.
+    """
     import pandas as pd
 
-    runs: list[tuple[list[str], np.ndarray]] = []
     times = np.concatenate([t for _, _, t in pieces])
+    n = times.size
+    dest = np.arange(n)
+    if n > 1 and not bool(np.all(times[1:] > times[:-1])):
+        # a clock stepped back, or interim after archives: each sample's row in time order, or -1
+        sorted_at = np.argsort(times, kind="stable")
+        ts = times[sorted_at]
+        rows = sorted_at[np.append(ts[1:] != ts[:-1], True)]
+        dest = np.full(n, -1)
+        dest[rows] = np.arange(rows.size)
+        times = times[rows]
+    shapes = list({id(names): names for names, _, _ in pieces}.values())
+    order = list(dict.fromkeys(name for names in shapes for name in names))
+    everywhere = [name for name in order if all(name in names for names in shapes)]
+    partial = [name for name in order if name not in set(everywhere)]
+    whole = np.empty((len(everywhere), times.size), dtype=np.int64)
+    holes = np.full((len(partial), times.size), np.nan)
+    missing = np.empty(times.size, dtype=bool)
+    # per shape: its rows feeding `whole` (None: all, in order) and (row in holes, its row) pairs
+    plans: dict[int, tuple[list[int] | None, list[tuple[int, int]]]] = {}
+    for names in shapes:
+        at = {name: i for i, name in enumerate(names)}
+        feed = None if names == everywhere else [at[name] for name in everywhere]
+        plans[id(names)] = (feed, [(k, at[name]) for k, name in enumerate(partial) if name in at])
     start = 0
-    while start < len(pieces):
-        names = pieces[start][0]
-        end = start
-        while end < len(pieces) and pieces[end][0] is names:
-            end += 1
-        runs.append((names, np.concatenate([block for _, block, _ in pieces[start:end]], axis=1)))
-        start = end
+    for names, block, _ in pieces:
+        width = block.shape[1]
+        d = dest[start : start + width]
+        start += width
+        feed, extra = plans[id(names)]
+        src = block if feed is None else block[feed]
+        where: slice | np.ndarray
+        cols: slice | np.ndarray
+        if d[0] >= 0 and d[-1] - d[0] == width - 1 and (width < 3 or bool(np.all(d[1:] > d[:-1]))):
+            where, cols = slice(int(d[0]), int(d[-1]) + 1), slice(None)  # in place: one slice copy
+        else:
+            cols = np.flatnonzero(d >= 0)
+            where = d[cols]
+        whole[:, where] = src[:, cols]
+        for k, row in extra:
+            holes[k, where] = block[row, cols]
+        missing[where] = "cache.max_bytes" not in names
     pieces.clear()
-    order: dict[str, None] = {}
-    for names, _ in runs:
-        order.update(dict.fromkeys(names))
-    total = times.size
-    columns: dict[str, np.ndarray] = {"t": times}
-    if len(runs) == 1:
-        names, big = runs[0]
-        columns.update(zip(names, big, strict=True))
-        columns["wt_missing"] = np.full(total, "cache.max_bytes" not in names)
-        return pd.DataFrame(columns)
-    index = [{n: i for i, n in enumerate(names)} for names, _ in runs]
-    widths = [big.shape[1] for _, big in runs]
-    offsets = np.concatenate(([0], np.cumsum(widths)))
-    for name in order:
-        if all(name in idx for idx in index):
-            columns[name] = np.concatenate([big[idx[name]] for (_, big), idx in zip(runs, index, strict=True)])
-            continue
-        col = np.full(total, np.nan)
-        for k, ((_, big), idx) in enumerate(zip(runs, index, strict=True)):
-            if name in idx:
-                col[offsets[k] : offsets[k + 1]] = big[idx[name]]
-        columns[name] = col
-    columns["wt_missing"] = np.concatenate(
-        [np.full(w, "cache.max_bytes" not in names) for (names, _), w in zip(runs, widths, strict=True)]
-    )
-    return pd.DataFrame(columns)
+    frames = [
+        pd.DataFrame(big.T, columns=names, copy=False)
+        for names, big in ((everywhere, whole), (partial, holes))
+        if names
+    ]
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, axis=1)
+    frame.insert(0, "t", times)
+    frame["wt_missing"] = missing
+    return frame
 
 
 def _ordered(frame: Any) -> Any:
