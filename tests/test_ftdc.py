@@ -439,3 +439,20 @@ def test_frame_building_orders_time_drops_repeats_and_fills_missing_columns() ->
     assert frame["a"].dtype == np.int64
     assert frame["b"].fillna(-1).tolist() == [-1, -1, -1, 70, 80, -1]
     assert frame["wt_missing"].tolist() == [False, False, False, True, True, False]
+
+
+def test_without_the_compiled_kernel_the_frame_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an install without a C compiler: every numpy fallback at once, on real files
+    if ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built: only the numpy path exists")
+    files = [
+        shared_path("ftdc", "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"),
+        shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000"),
+    ]
+    for f in files:
+        compiled = read_ftdc([f]).frame
+        monkeypatch.setattr(ftdc_module, "_ftdc_kernel", None)
+        plain = read_ftdc([f]).frame
+        monkeypatch.undo()
+        assert list(plain.columns) == list(compiled.columns)
+        assert plain.equals(compiled)
