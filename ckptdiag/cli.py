@@ -261,41 +261,79 @@ def parse_time(text: str | None) -> int | None:
     return int(when.timestamp() * 1000)
 
 
+def report_options(func: F) -> F:
+    """How a report is written: format, file, and which verdict fails the exit status."""
+    options = [
+        click.option(
+            "-f",
+            "--format",
+            "fmt",
+            type=click.Choice(["auto", "table", "json", "md", "html"]),
+            default="auto",
+            show_default=True,
+            help="auto: the file's extension (.json .md .html .txt), else a table on a terminal and JSON in a pipe.",
+        ),
+        click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="Write the report here (replaced atomically).",
+        ),
+        click.option(
+            "--fail-on",
+            type=click.Choice(["warn", "critical", "never"]),
+            default="critical",
+            show_default=True,
+            help="Exit 4 on critical (and 3 on warn with 'warn'); 'never' exits 0 whatever the verdict.",
+        ),
+    ]
+    return _with_options(func, options)
+
+
+def resolve_format(fmt: str, output: Path | None) -> str:
+    """auto -> the output file's kind, else table on a terminal and JSON in a pipe."""
+    from ckptdiag.report.diagnosis import EXTENSIONS
+
+    if fmt != "auto":
+        return fmt
+    if output is not None:
+        return EXTENSIONS.get(output.suffix.lower(), "table")
+    return "table" if sys.stdout.isatty() else "json"
+
+
 @cli.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--since", default=None, metavar="TIME", help="Start of the window (ISO 8601, UTC by default).")
 @click.option("--until", default=None, metavar="TIME", help="End of the window (ISO 8601, UTC by default).")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "table", "json"]),
-    default="auto",
-    show_default=True,
-    help="auto: a table on a terminal, JSON otherwise.",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here; .json means JSON.",
-)
-def report(paths: tuple[Path, ...], since: str | None, until: str | None, fmt: str, output: Path | None) -> None:
-    """Summarize recordings or MongoDB's own FTDC files (diagnostic.data): checkpoints, cache, disks.
+@report_options
+@click.pass_context
+def report(
+    ctx: click.Context,
+    /,
+    paths: tuple[Path, ...],
+    since: str | None,
+    until: str | None,
+    fmt: str,
+    output: Path | None,
+    fail_on: str,
+) -> None:
+    """Diagnose recordings or MongoDB's own FTDC files (diagnostic.data): every checkpoint, its
+    cost, eviction pressure, and a verdict.
 
-    PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files.
+    PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files. The exit
+    status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on), for cron.
 
     \b
     Example:
         ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-22T02:00Z --until 2026-11-22T03:00Z
-        ckptdiag report db1.jsonl.gz -f json | jq .checkpoints
+        ckptdiag report db1.jsonl.gz -f json | jq .verdict
+        ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-21T00:00Z -o nightly.html
     """
     from ckptdiag.workflows import ReportRequest, run_report
 
-    if fmt == "auto":
-        fmt = "json" if (output and output.suffix == ".json") or (not output and not sys.stdout.isatty()) else "table"
-    run_report(ReportRequest(paths, parse_time(since), parse_time(until), fmt, output), _err)
+    request = ReportRequest(paths, parse_time(since), parse_time(until), resolve_format(fmt, output), output, fail_on)
+    ctx.exit(run_report(request, _err))
 
 
 def lab_options(func: F) -> F:

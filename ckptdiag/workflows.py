@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -15,6 +16,7 @@ from ckptdiag.recorder import RecordResult, Source, record_into
 from ckptdiag.sources.devices import DiskPlan, plan_disks
 from ckptdiag.sources.diskstats import read_diskstats
 from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions, MongoSource
+from ckptdiag.status import ExitStatus
 
 if TYPE_CHECKING:
     from ckptdiag.lab.engine import LabConfig
@@ -261,18 +263,20 @@ class ReportRequest:
     paths: tuple[Path, ...]
     since_ms: int | None
     until_ms: int | None
-    fmt: str  # table or json (auto resolved by the CLI)
+    fmt: str  # table, json, md or html (auto resolved by the CLI)
     output: Path | None
+    fail_on: str = "critical"  # warn, critical or never
 
 
 ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
 
 
-def summarize_window(
+def diagnose_window(
     paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
-) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """Summary of recordings or FTDC in a window, with where it came from and who the server is."""
-    from ckptdiag.analysis.summary import summarize, summarize_pieces
+) -> tuple[Any, dict[str, Any], Any]:
+    """Diagnosis of recordings or FTDC in a window -> (Diagnosis, where it came from, ServerFacts)."""
+    from ckptdiag.analysis.diagnosis import ServerFacts, diagnose
+    from ckptdiag.analysis.series import derive, derive_pieces
     from ckptdiag.errors import InputError, UsageError
     from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
 
@@ -288,45 +292,95 @@ def summarize_window(
             frame = frame[frame["t"] * 1000 <= until_ms]
         if frame.empty:
             raise InputError("no samples in the given window", "check --since/--until against the recording's times")
-        server = recs[0].header.get("server", {})
-        return (
-            summarize(frame),
-            {"kind": "recording", "path": ", ".join(map(str, recordings))},
-            {"version": server.get("version"), "host": server.get("host")},
+        head = recs[0].header
+        server = head.get("server", {})
+        facts = ServerFacts.from_documents(
+            version=server.get("version"),
+            host=server.get("host"),
+            cmdline=server.get("cmdline"),
+            host_info=server.get("host_info"),
+            devices=list((head.get("disks") or {}).get("devices") or []),
+            dbpath=server.get("dbpath"),
         )
+        gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
+        restarts = int(frame["segment"].max() - frame["segment"].min())
+        source: dict[str, Any] = {"kind": "recording", "path": ", ".join(map(str, recordings))}
+        damaged = [f"{r.path}: ended inside a line (read up to there)" for r in recs if r.truncated]
+        source["damaged"] = damaged
+        return diagnose(derive(frame), facts, gaps=gaps, restarts=restarts), source, facts
     data = FtdcData(None, [], [])
-    summary = summarize_pieces(
+    derived, gaps, restarts = derive_pieces(
         iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
     )
     meta: dict[str, Any] = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
-    build = meta.get("buildInfo", {}) if isinstance(meta, dict) else {}
-    host = (meta.get("hostInfo", {}) or {}).get("system", {}) if isinstance(meta, dict) else {}
-    damaged = [f"{r.path}: {r.error}" for r in data.reports if r.error]
-    return (
-        summary,
-        {"kind": "ftdc", "path": ", ".join(map(str, paths)), "damaged": damaged},
-        {"version": build.get("version"), "host": host.get("hostname")},
+    meta = meta if isinstance(meta, dict) else {}
+    facts = ServerFacts.from_documents(
+        version=(meta.get("buildInfo") or {}).get("version"),
+        host=None,
+        cmdline=meta.get("getCmdLineOpts"),
+        host_info=meta.get("hostInfo"),
     )
+    source = {
+        "kind": "ftdc",
+        "path": ", ".join(map(str, paths)),
+        "damaged": [f"{r.path}: {r.error}" for r in data.reports if r.error],
+        "files": len(data.reports),
+    }
+    return diagnose(derived, facts, gaps=gaps, restarts=restarts), source, facts
 
 
-def run_report(request: ReportRequest, warn: Warn) -> None:
-    """Summarize a window of recordings or FTDC and write it as a table or JSON."""
-    from rich.console import Console
-
-    from ckptdiag.report.summary import summary_json, summary_table
-
-    summary, source, server = summarize_window(request.paths, request.since_ms, request.until_ms)
+def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
+    """Diagnose a window of recordings or FTDC, write the report, and return the exit status its
+    verdict maps to under ``--fail-on``."""
+    dx, source, facts = diagnose_window(request.paths, request.since_ms, request.until_ms)
     for line in source.get("damaged", []):
         warn(f"note: {line} (read up to there)")
-    if request.fmt == "json":
-        text = summary_json(summary, source, server)
-        if request.output:
-            request.output.write_text(text)
-        else:
-            sys.stdout.write(text)
+    write_report(dx, source, facts, request.fmt, request.output, protect=request.paths)
+    return exit_status(dx.severity, request.fail_on)
+
+
+def exit_status(severity: str, fail_on: str) -> ExitStatus:
+    """0 ok; 3 warn (only with --fail-on warn); 4 critical (unless --fail-on never)."""
+    if severity == "critical" and fail_on in ("warn", "critical"):
+        return ExitStatus.CRITICAL
+    if severity in ("warn", "critical") and fail_on == "warn":
+        return ExitStatus.WARN
+    return ExitStatus.OK
+
+
+def write_report(
+    dx: Any, source: dict[str, Any], facts: Any, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()
+) -> None:
+    """Render the diagnosis in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
+    from rich.console import Console
+
+    from ckptdiag.errors import OutputError
+    from ckptdiag.report import diagnosis as render
+
+    if fmt == "table" and output is None:
+        Console().print(render.render_table(dx, source, facts))
         return
-    if request.output:
-        with request.output.open("w") as fh:
-            Console(file=fh, width=120, color_system=None).print(summary_table(summary, source, server))
+    if fmt == "json":
+        text = render.render_json(render.to_document(dx, source, facts))
+    elif fmt == "md":
+        text = render.render_markdown(dx, source, facts)
+    elif fmt == "html":
+        text = render.render_html(dx, source, facts)
     else:
-        Console().print(summary_table(summary, source, server))
+        text = render.render_text(dx, source, facts)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    resolved = output.resolve()
+    if any(resolved == p.resolve() for p in protect) or (output.is_file() and recording.is_recording(output)):
+        raise OutputError(f"{output} is a recording or an input", "write the report to another file")
+    tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, output)  # a reader (a mail job, a web server) never sees half a report
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {output}: {exc.strerror or exc}", "check the directory and its permissions"
+        ) from None

@@ -1,0 +1,208 @@
+"""Per-sample figures derived from the sample frame: rates, latencies, cache shares, disks.
+
+One code path for every source (recordings and FTDC produce the same frame). Every rate is a
+counter's increase over the *real* time since the sample before, and is NaN across a gap, a
+restart (``segment``) or a counter that went back: never negative, never infinite. Gauges are
+passed through. The result is small (a few dozen float columns), so a long FTDC window is
+derived a piece at a time and only this is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ckptdiag.sources.diskstats import SECTOR_BYTES, TICKS_WRAP
+
+OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
+WRITES = ("ops.insert", "ops.update", "ops.delete")
+DISK_FIGURES = ("wmb_s", "w_s", "util_pct", "w_await_ms", "aqu_sz")
+
+
+def _seam(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose interval crosses a gap or a restart (and the first row): no rate there."""
+    seam = frame["segment"].diff().fillna(1).ne(0).to_numpy() if "segment" in frame else np.zeros(len(frame), bool)
+    if "gap_before" in frame:
+        seam = seam | frame["gap_before"].fillna(False).astype(bool).to_numpy()
+    seam[:1] = True
+    return seam
+
+
+def _delta(frame: pd.DataFrame, column: str, seam: np.ndarray, wrap: int | None = None) -> np.ndarray:
+    values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+    delta = np.empty_like(values)
+    delta[0] = np.nan
+    np.subtract(values[1:], values[:-1], out=delta[1:])
+    if wrap is not None:
+        delta = np.mod(delta, wrap)
+    else:
+        delta[delta < 0] = np.nan  # a counter that went back: a reset, not a rate
+    delta[seam] = np.nan
+    return delta
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.full(num.shape, np.nan)
+    ok = den > 0
+    np.divide(num, den, out=out, where=ok)
+    return out
+
+
+def _sum_deltas(frame: pd.DataFrame, columns: tuple[str, ...], seam: np.ndarray) -> np.ndarray | None:
+    present = [c for c in columns if c in frame]
+    if not present:
+        return None
+    total = np.zeros(len(frame))
+    went_back = np.zeros(len(frame), dtype=bool)
+    for column in present:
+        values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+        delta = np.concatenate(([np.nan], np.diff(values)))
+        went_back |= delta < 0  # one counter reset: the sum of the others would under-count
+        total += np.nan_to_num(delta, nan=0.0)  # a counter this sample lacks adds nothing
+    total[seam | went_back] = np.nan
+    return total
+
+
+def histogram_p99_ms(frame: pd.DataFrame, kind: str, seam: np.ndarray) -> np.ndarray | None:
+    """p99 of each interval's operations from mongod's latency histograms (``hist.<kind>.<micros>``
+    cumulative bucket counts): the lower bound of the bucket holding the 99th percentile, in ms."""
+    prefix = f"hist.{kind}."
+    columns = sorted((int(c[len(prefix) :]), c) for c in frame.columns if c.startswith(prefix))
+    if not columns:
+        return None
+    counts = frame[[c for _, c in columns]].to_numpy(dtype="float64", na_value=np.nan)
+    seen = ~np.isnan(counts).all(axis=1)
+    counts = np.nan_to_num(counts, nan=0.0)  # mongod leaves empty buckets out
+    delta = np.vstack([np.full((1, counts.shape[1]), np.nan), np.diff(counts, axis=0)])
+    bad = seam | ~seen | np.concatenate(([True], ~seen[:-1])) | (delta < 0).any(axis=1)
+    delta[bad] = 0
+    cum = np.cumsum(delta, axis=1)
+    total = cum[:, -1]
+    bounds = np.array([b for b, _ in columns], dtype="float64") / 1000
+    at = (cum >= 0.99 * total[:, None]).argmax(axis=1)
+    p99: np.ndarray = bounds[at]
+    p99[(total <= 0) | bad] = np.nan
+    return p99
+
+
+def data_disks(frame: pd.DataFrame) -> list[str]:
+    """The disks in the frame, busiest writer first."""
+    devices = sorted({c.split(".")[1] for c in frame.columns if c.startswith("disk.") and c.endswith(".wr_sectors")})
+    written = {d: float(np.nansum(np.diff(frame[f"disk.{d}.wr_sectors"].to_numpy(dtype="float64")))) for d in devices}
+    return sorted(devices, key=lambda d: -written[d])
+
+
+def derive(frame: pd.DataFrame) -> pd.DataFrame:
+    """The per-sample figures every analysis reads, indexed like ``frame``.
+
+    Columns (NaN where unknown): ``t``, ``dt``; ``ops_s``, ``writes_s``; ``write_lat_ms``,
+    ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
+    (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
+    (checkpoints begun in the interval), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
+    checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
+    (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
+    ``queue_writers``; ``wt_missing``; per disk ``disk.<dev>.<figure>`` for
+    :data:`DISK_FIGURES` (iostat's formulas).
+    """
+    seam = _seam(frame)
+    t = frame["t"].to_numpy(dtype="float64")
+    dt = np.concatenate(([np.nan], np.diff(t)))
+    dt_ok = np.where(dt > 0, dt, np.nan)
+    out: dict[str, np.ndarray] = {"t": t, "dt": dt}
+    nan = np.full(len(frame), np.nan)
+
+    def counter(column: str) -> np.ndarray:
+        return _delta(frame, column, seam) if column in frame else nan
+
+    def gauge(column: str) -> np.ndarray:
+        return frame[column].to_numpy(dtype="float64", na_value=np.nan) if column in frame else nan
+
+    ops = _sum_deltas(frame, OPS, seam)
+    writes = _sum_deltas(frame, WRITES, seam)
+    out["ops_s"] = nan if ops is None else ops / dt_ok
+    out["writes_s"] = nan if writes is None else writes / dt_ok
+    out["write_lat_ms"] = _ratio(counter("lat.writes.latency_us"), counter("lat.writes.ops")) / 1000
+    out["read_lat_ms"] = _ratio(counter("lat.reads.latency_us"), counter("lat.reads.ops")) / 1000
+    for kind, name in (("writes", "write_p99_ms"), ("reads", "read_p99_ms")):
+        p99 = histogram_p99_ms(frame, kind, seam)
+        out[name] = nan if p99 is None else p99
+    cap = gauge("cache.max_bytes")
+    cap = np.where(cap > 0, cap, np.nan)
+    out["dirty_pct"] = 100 * gauge("cache.dirty_bytes") / cap
+    out["used_pct"] = 100 * gauge("cache.bytes") / cap
+    out["updates_pct"] = 100 * gauge("cache.updates_bytes") / cap
+    out["cache_max_bytes"] = cap
+    # checkpoints: the count (or generation) moves when one *starts*; total time moves when one ends
+    starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
+    out["ckpt_starts"] = counter(starts)
+    if "ckpt.running" in frame:
+        out["ckpt_running"] = (gauge("ckpt.running") != 0).astype("float64")
+        out["ckpt_running"][np.isnan(gauge("ckpt.running"))] = np.nan
+    elif "ckpt.progress_state" in frame:
+        state = gauge("ckpt.progress_state")
+        out["ckpt_running"] = np.where(np.isnan(state), np.nan, (state != 0).astype("float64"))
+    else:
+        out["ckpt_running"] = nan
+    out["ckpt_total_ms"] = counter("ckpt.total_ms")
+    out["ckpt_recent_ms"] = gauge("ckpt.recent_ms")
+    out["ckpt_bytes"] = counter("ckpt.bytes_written")
+    out["app_evict"] = counter("cache.app_evicted_pages")
+    out["app_wait_ms"] = counter("cache.app_wait_time_us") / 1000
+    out["eviction_state"] = gauge("cache.eviction_state")
+    out["wtickets_avail"] = gauge("tickets.write.available")
+    out["wtickets_total"] = gauge("tickets.write.total")
+    out["queue_writers"] = gauge("queue.writers")
+    out["wt_missing"] = (
+        frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")
+        if "wt_missing" in frame
+        else np.zeros(len(frame))
+    )
+    for dev in sorted(data_disks(frame)):  # by name: every piece of a window has the same columns
+        col = f"disk.{dev}."
+
+        def disk_counter(name: str, wrap: int | None = None, col: str = col) -> np.ndarray:
+            return _delta(frame, col + name, seam, wrap) if col + name in frame else nan
+
+        wr_ios = disk_counter("wr_ios")
+        ticks_dt = dt_ok * 1000
+        out[col + "wmb_s"] = disk_counter("wr_sectors") * SECTOR_BYTES / 2**20 / dt_ok
+        out[col + "w_s"] = wr_ios / dt_ok
+        out[col + "util_pct"] = np.minimum(100 * disk_counter("tot_ticks", TICKS_WRAP) / ticks_dt, 100)
+        out[col + "w_await_ms"] = _ratio(disk_counter("wr_ticks", TICKS_WRAP), wr_ios)
+        out[col + "aqu_sz"] = disk_counter("rq_ticks", TICKS_WRAP) / ticks_dt
+    derived: pd.DataFrame = pd.DataFrame(out, index=frame.index)
+    return derived
+
+
+def derive_pieces(
+    pieces: Iterable[pd.DataFrame], mark: Callable[[pd.DataFrame], pd.DataFrame]
+) -> tuple[pd.DataFrame, int, int]:
+    """:func:`derive` over a window that arrives a piece at a time (FTDC directories), keeping only
+    the derived figures: -> (derived frame, gaps, restarts).
+
+    Each piece is joined to the last row of the one before and re-marked with ``mark``, so that
+    the rates across the seam are taken once, and restarts and gaps are counted once.
+    """
+    parts: list[pd.DataFrame] = []
+    gaps = restarts = 0
+    last: pd.DataFrame | None = None
+    for piece in pieces:
+        if last is not None:
+            piece = piece[piece["t"] > float(last["t"].iloc[0])]  # an interim file repeats the archive's end
+            if piece.empty:
+                continue
+        joined = piece if last is None else mark(pd.concat([last, piece]))
+        own = joined.iloc[1:] if last is not None else joined
+        gaps += int(own["gap_before"].astype(bool).sum())
+        restarts += int(joined["segment"].max() - joined["segment"].min())
+        derived = derive(joined)
+        own_rows = derived.iloc[1:] if last is not None else derived
+        # float32 keeps a long window small; time stays float64 (epoch seconds need it)
+        parts.append(own_rows.astype({c: "float32" for c in own_rows.columns if c not in ("t", "dt")}))
+        last = piece.iloc[[-1]]
+    if not parts:
+        raise ValueError("no samples in the window")
+    joined_parts: pd.DataFrame = pd.concat(parts) if len(parts) > 1 else parts[0]
+    return joined_parts, gaps, restarts

@@ -1,0 +1,213 @@
+"""The analysis: episodes, their placement and cost, the baseline, the verdict, on frames whose
+checkpoints are known exactly (tests/synth.py) and on real FTDC."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import shared_path
+from synth import Server
+
+from ckptdiag.analysis.diagnosis import EvictionSettings, ServerFacts, diagnose
+from ckptdiag.analysis.episodes import find_episodes, period
+from ckptdiag.analysis.series import derive, derive_pieces
+
+F42 = "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"
+F70_IDLE = "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000"
+
+
+def run(server: Server, **kw: object) -> object:
+    return diagnose(derive(server.frame()), ServerFacts(version="7.0.0"), **kw)  # type: ignore[arg-type]
+
+
+def _matched(found: list[float], truth: list[float], tol: float) -> int:
+    return sum(any(abs(f - s) <= tol for f in found) for s in truth)
+
+
+def test_rates_never_cross_gaps_restarts_or_decreases() -> None:
+    frame = pd.DataFrame(
+        {
+            "t": [0.0, 1, 2, 3, 4, 5],
+            "ops.insert": [10, 20, 5, 15, 25, 30],
+            "segment": [0, 0, 1, 1, 1, 1],
+            "gap_before": [False, False, False, False, True, False],
+        }
+    )
+    got = derive(frame)["ops_s"].tolist()
+    assert np.isnan(got[0]) and got[1] == 10 and np.isnan(got[2]) and got[3] == 10
+    assert np.isnan(got[4]) and got[5] == 5
+    # a counter that went back inside a segment is a reset: no rate, never negative
+    frame["segment"] = 0
+    frame["gap_before"] = False
+    assert np.isnan(derive(frame)["ops_s"].iloc[2])
+
+
+def test_rates_use_the_real_time_between_samples() -> None:
+    frame = pd.DataFrame({"t": [0.0, 1.0, 3.0], "ops.insert": [0, 100, 300], "segment": 0, "gap_before": False})
+    assert derive(frame)["ops_s"].tolist()[1:] == [100.0, 100.0]
+
+
+def test_write_await_reads_tick_counters_across_their_32_bit_wrap() -> None:
+    # the same figure disk_rates gives: 400 ms of write ticks over 100 writes
+    frame = pd.DataFrame(
+        {
+            "t": [0.0, 1.0],
+            "segment": [0, 0],
+            "gap_before": [False, False],
+            "disk.vda.wr_ios": [1000, 1100],
+            "disk.vda.wr_sectors": [0, 2048],
+            "disk.vda.wr_ticks": [2**32 - 100, 300],
+        }
+    )
+    assert derive(frame)["disk.vda.w_await_ms"].iloc[1] == 4.0
+
+
+def test_histogram_p99_from_bucket_deltas() -> None:
+    # 100 writes in the interval: 98 under 1 ms, 2 in the 64 ms bucket -> p99 is that bucket
+    frame = pd.DataFrame(
+        {
+            "t": [0.0, 1.0],
+            "segment": 0,
+            "gap_before": False,
+            "hist.writes.512": [1000, 1098],
+            "hist.writes.65536": [5, 7],
+        }
+    )
+    assert derive(frame)["write_p99_ms"].iloc[1] == 65.536
+
+
+def test_stalling_checkpoints_are_found_placed_and_judged_critical() -> None:
+    server = Server()
+    dx = run(server)
+    truth = [s for s, _ in server.checkpoints()]
+    assert len(dx.episodes) == len(truth) == 10  # type: ignore[attr-defined]
+    for e, (s, end) in zip(dx.episodes, server.checkpoints(), strict=True):  # type: ignore[attr-defined]
+        assert abs(e.start - (s + 1_700_000_000)) <= 1.0
+        assert e.duration_s == pytest.approx(2.0) and e.exact_duration
+        assert e.stall and e.impact["ops_ratio"] < 0.6 and e.impact["write_latency_ratio"] > 2
+        assert e.bytes_written == pytest.approx(400 * 2**20, rel=0.02)
+        assert e.impact["util_pct_peak"] == 100.0
+        del end
+    assert dx.severity == "critical" and dx.checkpoint_period_s == pytest.approx(60)  # type: ignore[attr-defined]
+    assert "every 60 s a 2.0 s checkpoint writes 400 MB" in dx.summary  # type: ignore[attr-defined]
+    assert "disk vda at 100 % util" in dx.summary  # type: ignore[attr-defined]
+
+
+def test_healthy_checkpoints_are_found_and_the_verdict_is_ok() -> None:
+    dx = run(Server(stall=False))
+    assert len(dx.episodes) == 10 and not any(e.stall for e in dx.episodes)  # type: ignore[attr-defined]
+    assert dx.severity == "ok"  # type: ignore[attr-defined]
+
+
+def test_a_checkpoint_shorter_than_a_sample_is_found_and_placed_by_its_own_timing() -> None:
+    server = Server(duration=0.2, first_start=30.55)
+    dx = run(server)
+    assert len(dx.episodes) == 10  # type: ignore[attr-defined]
+    for e, (s, _) in zip(dx.episodes, server.checkpoints(), strict=True):  # type: ignore[attr-defined]
+        assert 30 < e.start - 1_700_000_000 - (s - 30.55) <= 31  # inside the right interval
+        assert e.duration_s == pytest.approx(0.2)
+
+
+def test_every_few_seconds_and_back_to_back_checkpoints() -> None:
+    for server in (Server(period=5.0, duration=1.0), Server(period=3.0, duration=2.6, seconds=120)):
+        dx = run(server)
+        truth = [s + 1_700_000_000 for s, _ in server.checkpoints()]
+        found = [e.start for e in dx.episodes]  # type: ignore[attr-defined]
+        assert _matched(found, truth, 1.0) >= 0.9 * len(truth)
+        assert dx.checkpoint_period_s == pytest.approx(server.period, abs=0.5)  # type: ignore[attr-defined]
+        # little or no time away from checkpoints: the baseline is whatever is left, never a crash
+        assert dx.severity in ("ok", "warn", "critical")  # type: ignore[attr-defined]
+
+
+def test_samples_every_10_seconds_still_place_checkpoints() -> None:
+    server = Server(sample_s=10.0, seconds=1200)
+    dx = run(server)
+    truth = [s + 1_700_000_000 for s, _ in server.checkpoints()]
+    assert len(dx.episodes) == len(truth)  # type: ignore[attr-defined]
+    assert all(e.duration_s == pytest.approx(2.0) for e in dx.episodes)  # type: ignore[attr-defined]
+    assert _matched([e.start for e in dx.episodes], truth, 10.0) == len(truth)  # type: ignore[attr-defined]
+
+
+def test_a_gap_and_a_restart_invent_nothing() -> None:
+    frame = Server(stall=False).frame()
+    gap = (frame["t"] > frame["t"].iloc[0] + 100) & (frame["t"] < frame["t"].iloc[0] + 200)
+    frame = frame[~gap].copy()
+    frame.loc[frame.index[100], "gap_before"] = True
+    # a restart at 400 s: every counter starts again from zero
+    later = frame["t"] >= frame["t"].iloc[0] + 400
+    for column in [c for c in frame.columns if c.startswith(("ops.", "lat.", "ckpt.", "disk."))]:
+        if column != "ckpt.running":
+            frame.loc[later, column] = frame.loc[later, column] - frame.loc[later, column].iloc[0]
+    frame.loc[later, "segment"] = 1
+    d = derive(frame)
+    assert (d["ops_s"].dropna() >= 0).all() and np.isfinite(d["ops_s"].dropna()).all()
+    dx = diagnose(d, ServerFacts(), gaps=1, restarts=1)
+    # checkpoints at 150 s (in the gap) and the one whose start counter was rebased are not invented
+    starts = [round(e.start - frame["t"].iloc[0]) for e in dx.episodes]
+    assert 150 not in starts and all(s < 600 for s in starts)
+    assert dx.gaps == 1 and dx.restarts == 1
+    assert any("gaps" in n for n in dx.evidence) and any("restart" in n for n in dx.evidence)
+
+
+def test_without_checkpoint_statistics_disk_bursts_stand_in() -> None:
+    server = Server(counters=False, stall=False)
+    d = derive(server.frame())
+    episodes = find_episodes(d)
+    assert [e.evidence for e in episodes] == ["disk-burst"] * 10
+    assert period(episodes)[0] == pytest.approx(60)
+    dx = diagnose(d, ServerFacts())
+    assert any("disk write bursts" in n for n in dx.evidence)
+
+
+def test_load_that_stops_with_a_checkpoint_is_not_a_stall() -> None:
+    dx = run(Server(stall=False, load_stops_at=270.5))
+    assert not any(e.stall for e in dx.episodes)  # type: ignore[attr-defined]
+    assert any("did not come back" in " ".join(e.reasons) for e in dx.episodes)  # type: ignore[attr-defined]
+
+
+def test_eviction_settings_from_a_config_string() -> None:
+    s = EvictionSettings.from_config_string(
+        "eviction=(threads_min=4,threads_max=8),eviction_dirty_target=2,eviction_dirty_trigger=512MB", 4 * 2**30
+    )
+    assert (s.dirty_target, s.dirty_trigger, s.threads_max, s.source) == (2.0, 12.5, 8, "configString")
+    assert s.updates_target == 1.0 and s.updates_trigger == 6.25
+    assert EvictionSettings.from_config_string(None, None).source.startswith("version defaults")
+
+
+def test_the_checkpoint_rich_42_file_all_13_checkpoints_with_their_counters_durations() -> None:
+    from ckptdiag.sources.ftdc import read_ftdc
+
+    frame = read_ftdc([shared_path("ftdc", F42)]).frame
+    dx = diagnose(derive(frame), ServerFacts(version="4.2.12"))
+    assert len(dx.episodes) == 13
+    # "most recent time" after each long one, read by hand from the chunks
+    long = [round(e.duration_s * 1000) for e in dx.episodes if e.duration_s and e.duration_s > 0.5]
+    assert long == [1137, 2079, 1592, 2529, 2442, 1783]
+    assert all(e.exact_duration for e in dx.episodes)
+    assert dx.checkpoint_period_s == pytest.approx(60, abs=2)
+    # bytes written for checkpoint while each ran: the 2.5 s one wrote 63.0 MB
+    assert dx.episodes[10].bytes_written == 228818944 - 165797888
+
+
+def test_the_idle_70_file_is_ok_without_a_stall() -> None:
+    from ckptdiag.sources.ftdc import read_ftdc
+
+    frame = read_ftdc([shared_path("ftdc", F70_IDLE)]).frame
+    dx = diagnose(derive(frame), ServerFacts(version="7.0.0"))
+    assert dx.severity == "ok" and dx.stalls == 0
+    assert dx.samples == 19007 and len(dx.episodes) > 300
+
+
+def test_derive_in_pieces_equals_derive_in_one_go() -> None:
+    from ckptdiag.sources.ftdc import iter_ftdc, mark_continuity, read_ftdc
+
+    path = shared_path("ftdc", F42)
+    whole = derive(read_ftdc([path]).frame)
+    for rows in (50, 299, 301):  # seams inside chunks' worth of rows and exactly on them
+        parts, gaps, restarts = derive_pieces(iter_ftdc([path], rows=rows), mark_continuity)
+        assert gaps == 0 and restarts == 0
+        assert list(parts.columns) == list(whole.columns)
+        pd.testing.assert_frame_equal(
+            parts.astype("float64"), whole.astype("float32").astype("float64"), check_exact=False, rtol=1e-6
+        )
