@@ -208,7 +208,10 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
                 on_sample=display.on_sample if display else None,
                 on_event=display.on_event if display else None,
             )
-        console.print(render_lab_run(run))
+        # the same report `ckptdiag report` gives on the recording, then the lab's ground truth
+        dx, source, facts = diagnose_window((run.recording,), None, None)
+        write_report(dx, source, facts, "table", None)
+        console.print(render_lab_run(run, [(e.start, e.stall) for e in dx.episodes]))
         if request.output:
             warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
     return run.result

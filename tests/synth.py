@@ -81,11 +81,14 @@ class Server:
             index=pd.to_datetime(t, unit="s", utc=True),
         )
         if self.counters:
-            begun = np.array([np.sum([s <= r for s, _ in cps]) for r in rel], dtype="float64")
-            ended = [(e, e - s) for s, e in cps]
-            total = np.array([sum(1000 * d for e, d in ended if e <= r) for r in rel])
-            recent = np.array([next((1000 * d for e, d in reversed(ended) if e <= r), 0.0) for r in rel])
-            running = np.array([any(s <= r < e for s, e in cps) for r in rel], dtype="float64")
+            starts = np.array([s for s, _ in cps])
+            ends = np.array([e for _, e in cps])
+            durations = 1000 * (ends - starts)
+            begun = np.searchsorted(starts, rel, side="right").astype("float64")
+            done = np.searchsorted(ends, rel, side="right")
+            total = np.concatenate(([0.0], np.cumsum(durations)))[done]
+            recent = np.concatenate(([0.0], durations))[done]
+            running = (begun > done).astype("float64")
             written = cum(np.where(running_fine, self.mb_per_s * 0.01 * 2**20, 0.0))
             frame["ckpt.count"] = begun
             frame["ckpt.running"] = running

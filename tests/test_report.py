@@ -7,13 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 from conftest import shared_path
 from fakes import status_doc
 
-from ckptdiag.analysis.summary import counter_delta, summarize
 from ckptdiag.recording import RecordingWriter, build_sample, header
+from ckptdiag.report.diagnosis import iso
 
 F42 = "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"
 
@@ -24,52 +22,27 @@ def ckptdiag(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_counter_deltas_never_cross_gaps_restarts_or_decreases() -> None:
-    frame = pd.DataFrame(
-        {
-            "t": [0.0, 1, 2, 3, 4, 5],
-            "c": [10, 20, 5, 15, 25, 30],
-            "segment": [0, 0, 1, 1, 1, 1],
-            "gap_before": [False, False, False, False, True, False],
-        }
-    )
-    got = counter_delta(frame, "c").tolist()
-    assert np.isnan(got[0]) and got[1] == 10 and np.isnan(got[2]) and got[3] == 10
-    assert np.isnan(got[4]) and got[5] == 5
-
-
-def test_write_await_reads_tick_counters_across_their_32_bit_wrap() -> None:
-    # the same figure disk_rates gives: 400 ms of write ticks over 100 writes
-    frame = pd.DataFrame(
-        {
-            "t": [0.0, 1.0],
-            "segment": [0, 0],
-            "gap_before": [False, False],
-            "disk.vda.wr_ios": [1000, 1100],
-            "disk.vda.wr_ticks": [2**32 - 100, 300],
-        },
-        index=pd.to_datetime([0, 1], unit="s", utc=True),
-    )
-    assert summarize(frame).disks["vda"].w_await_ms_peak == 4.0
-
-
 def test_report_on_the_checkpoint_rich_ftdc_file_as_json() -> None:
     proc = ckptdiag("report", str(shared_path("ftdc", F42)), "-f", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema_version"] == 1 and doc["server"]["version"] == "4.2.12"
-    assert doc["samples"] == 849 and doc["start"] == "2021-03-15T02:21:48.000Z"
-    assert len(doc["checkpoints"]) == 13
-    assert [c["duration_ms"] for c in doc["checkpoints"]][-4:] == [2079, 1592, 2529, 2442]
-    assert 59 <= doc["checkpoint_interval_s"] <= 63 and doc["checkpoint_duration_ms_max"] == 2529
-    assert doc["disks"]["nvme1n1"]["util_pct_peak"] == 100.0
+    assert doc["schema_version"] == 2 and doc["server"]["version"] == "4.2.12"
+    assert doc["tool"]["name"] == "ckptdiag" and doc["server"]["cores"] and doc["server"]["ram_bytes"]
+    assert doc["window"]["samples"] == 849 and doc["window"]["start"] == "2021-03-15T02:21:48.000Z"
+    ckpt = doc["checkpoints"]
+    assert ckpt["count"] == 13 and len(ckpt["episodes"]) == 13
+    assert [e["duration_s"] for e in ckpt["episodes"]][-5:] == [2.079, 1.592, 2.529, 2.442, 1.783]
+    assert 59 <= ckpt["period_s"] <= 63 and ckpt["duration_s"]["max"] == 2.529 and ckpt["disk"] == "nvme1n1"
+    assert max(e["disk"]["util_pct_peak"] for e in ckpt["episodes"]) == 100.0
+    assert doc["verdict"]["severity"] in ("ok", "warn", "critical") and doc["verdict"]["summary"]
+    assert doc["recommendations"] == [] and "eviction" in doc
 
 
 def test_report_window_and_table(tmp_path: Path) -> None:
     path = str(shared_path("ftdc", F42))
     proc = ckptdiag("report", path, "--since", "2021-03-15T02:30:00Z", "--until", "2021-03-15T02:34:00Z", "-f", "json")
     doc = json.loads(proc.stdout)
-    assert doc["samples"] == 241 and len(doc["checkpoints"]) == 4
+    assert doc["window"]["samples"] == 241 and doc["checkpoints"]["count"] == 4
     out = tmp_path / "r.txt"
     proc = ckptdiag("report", path, "-f", "table", "-o", str(out))
     assert proc.returncode == 0 and "checkpoints: 13" in out.read_text()
@@ -93,8 +66,13 @@ def test_report_on_a_recording(tmp_path: Path) -> None:
     w.close()
     proc = ckptdiag("report", str(rec))  # not a terminal: JSON
     doc = json.loads(proc.stdout)
-    assert doc["samples"] == 130 and doc["source"]["kind"] == "recording"
-    assert len(doc["checkpoints"]) == 2 and doc["checkpoint_interval_s"] == 60.0  # generation moves every 60 s
+    assert doc["window"]["samples"] == 130 and doc["source"]["kind"] == "recording"
+    ckpt = doc["checkpoints"]  # generation moves every 60 s, the flag is up for 2 samples
+    # the first was already running when the recording began: kept, marked truncated
+    assert ckpt["count"] == 3 and ckpt["period_s"] == 60.0
+    assert [e["truncated"] for e in ckpt["episodes"]] == [True, False, False]
+    t0 = 1_700_000_000
+    assert [e["start"] for e in ckpt["episodes"][1:]] == [iso(t0 + 59.5), iso(t0 + 119.5)]
 
 
 def test_two_recordings_are_joined_without_a_rate_across_the_seam(tmp_path: Path) -> None:
@@ -111,7 +89,11 @@ def test_two_recordings_are_joined_without_a_rate_across_the_seam(tmp_path: Path
         w.close()
         paths.append(str(rec))
     doc = json.loads(ckptdiag("report", *reversed(paths)).stdout)
-    assert doc["samples"] == 60 and doc["gaps"] == 1 and doc["checkpoints"] == []
+    assert doc["window"]["samples"] == 60 and doc["window"]["gaps"] == 1
+    # only the checkpoint already running when the first recording began (its flag is up at
+    # samples 0-1); nothing at the seam
+    episodes = doc["checkpoints"]["episodes"]
+    assert [(e["truncated"], e["start"]) for e in episodes] == [(True, iso(1_700_000_000))]
 
 
 def test_report_errors_are_one_line_with_codes(tmp_path: Path) -> None:
@@ -125,23 +107,66 @@ def test_report_errors_are_one_line_with_codes(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "is not a time" in proc.stderr
 
 
-def test_summary_of_a_frame_without_checkpoint_counters() -> None:
-    frame = pd.DataFrame(
-        {"t": [0.0, 1.0], "segment": [0, 0], "gap_before": [False, False]},
-        index=pd.to_datetime([0, 1], unit="s", utc=True),
+def test_formats_follow_the_output_extension_and_exit_codes_follow_the_verdict(tmp_path: Path) -> None:
+    from synth import Server
+
+    from ckptdiag.recording import RecordingWriter
+
+    # a recording of a server whose every checkpoint stalls: critical
+    frame = Server(seconds=300).frame()
+    rec = tmp_path / "stall.jsonl"
+    w = RecordingWriter(rec)
+    w.write(header(source={"kind": "serverStatus"}, server={"version": "7.0.21"}, options={}, disks={}, created=0.0), 0)
+    metrics = [c for c in frame.columns if c.startswith(("ops.", "lat.", "cache.", "ckpt."))]
+    disk_fields = ["rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors", "wr_ticks"]
+    for i, (_, row) in enumerate(frame.iterrows()):
+        disk = [int(row.get(f"disk.vda.{f}", 0)) for f in disk_fields] + [
+            0,
+            int(row["disk.vda.tot_ticks"]),
+            int(row["disk.vda.rq_ticks"]),
+        ]
+        line = {
+            "type": "sample",
+            "seq": i,
+            "t": float(row["t"]),
+            "mono": float(i),
+            "rtt_ms": 1.0,
+            "m": {c: float(row[c]) for c in metrics},
+            "disk": {"vda": disk},
+        }
+        w.write(line, float(i))
+    w.close()
+    for name, marker in (
+        ("r.json", '"schema_version": 2'),
+        ("r.md", "# ckptdiag: CRITICAL"),
+        ("r.html", "<!doctype html>"),
+    ):
+        out = tmp_path / name
+        proc = ckptdiag("report", str(rec), "-o", str(out))
+        assert proc.returncode == 4, proc.stderr  # critical fails by default
+        assert marker in out.read_text()
+    html_text = (tmp_path / "r.html").read_text()
+    assert "<svg" in html_text or "pip install" in html_text  # charts, or how to get them
+    assert ckptdiag("report", str(rec), "--fail-on", "never", "-f", "md").returncode == 0
+    assert ckptdiag("report", str(rec), "--fail-on", "warn", "-f", "json").returncode == 4
+    doc = json.loads(ckptdiag("report", str(rec), "--fail-on", "never").stdout)
+    assert doc["verdict"]["severity"] == "critical" and doc["checkpoints"]["stalls"] == 5
+    ep = doc["checkpoints"]["episodes"][0]
+    assert ep["stall"] and ep["ops_ratio"] < 0.6 and ep["disk"]["device"] == "vda" and ep["end"].endswith("Z")
+    # the report never replaces its own input
+    proc = ckptdiag("report", str(rec), "-o", str(rec))
+    assert proc.returncode == 1 and "is a recording or an input" in proc.stderr
+    assert rec.read_text().startswith('{"type": "header"') or rec.read_text().startswith('{"type":"header"')
+
+
+def test_healthy_idle_server_exits_0_even_with_fail_on_warn() -> None:
+    proc = ckptdiag(
+        "report",
+        str(shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")),
+        "--fail-on",
+        "warn",
+        "-f",
+        "json",
     )
-    s = summarize(frame)
-    assert s.samples == 2 and s.checkpoints == [] and s.disks == {}
-
-
-def test_summary_in_pieces_equals_the_summary_in_one_go() -> None:
-    from ckptdiag.analysis.summary import summarize_pieces
-    from ckptdiag.sources.ftdc import iter_ftdc, mark_continuity, read_ftdc
-
-    path = shared_path("ftdc", F42)
-    whole = summarize(read_ftdc([path]).frame).to_json()
-    for rows in (50, 299, 301):  # seams inside chunks' worth of rows and exactly on them
-        parts = summarize_pieces(iter_ftdc([path], rows=rows), mark_continuity).to_json()
-        parts_period, whole_period = parts.pop("period_s"), whole["period_s"]
-        assert parts == {k: v for k, v in whole.items() if k != "period_s"}, rows
-        assert parts_period == whole_period
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"]["severity"] == "ok"

@@ -73,3 +73,39 @@ def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
         impacts.append(CheckpointImpact(start, end - start if end > start else None, ops_ratio, p99_ratio, max_ms))
     mean_ops = statistics.fmean(s["ops"] for s in seconds) if seconds else None
     return TruthSummary(base_ops, base_p99, mean_ops, tuple(impacts))
+
+
+@dataclass(frozen=True)
+class Detection:
+    """How a diagnosis's episodes line up with the lab's own checkpoints and stalls."""
+
+    checkpoints: int
+    found: int  # ground-truth checkpoints with a detected episode starting within the tolerance
+    stalls: int
+    stalls_flagged: int  # ground-truth stalls whose matching episode is flagged a stall
+    false_stalls: int  # episodes flagged a stall where the ground truth saw none
+
+    @property
+    def stall_recall(self) -> float | None:
+        return self.stalls_flagged / self.stalls if self.stalls else None
+
+
+def match(summary: TruthSummary, episodes: Sequence[tuple[float, bool]], tolerance_s: float = 1.0) -> Detection:
+    """Match detected episodes (start, stall) to ground-truth checkpoints by start time."""
+    found = flagged = false_stalls = 0
+    used: set[int] = set()
+    for truth in summary.checkpoints:
+        best = min(
+            (i for i in range(len(episodes)) if i not in used and abs(episodes[i][0] - truth.start) <= tolerance_s),
+            key=lambda i: abs(episodes[i][0] - truth.start),
+            default=None,
+        )
+        if best is None:
+            continue
+        used.add(best)
+        found += 1
+        if truth.stall and episodes[best][1]:
+            flagged += 1
+        if episodes[best][1] and not truth.stall:
+            false_stalls += 1
+    return Detection(len(summary.checkpoints), found, summary.stalls, flagged, false_stalls)

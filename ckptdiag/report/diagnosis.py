@@ -141,8 +141,12 @@ def to_document(
 
 
 def render_json(doc: dict[str, Any]) -> str:
-    """The JSON report text."""
-    return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    """The JSON report text (no NaN: every figure is a number or null)."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()
 
 
 # --- people ------------------------------------------------------------------------------------

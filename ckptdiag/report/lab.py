@@ -9,14 +9,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ckptdiag.lab.run import LabRun
+from ckptdiag.lab.truth import match
 
 
 def _x(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def render_lab_run(run: LabRun) -> RenderableType:
-    """A table of the run's checkpoints (the lab's ground truth) and a one-line verdict."""
+def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None) -> RenderableType:
+    """A table of the run's checkpoints (the lab's ground truth), and how the diagnosis's
+    ``detected`` episodes (start, stall) line up with them."""
     s = run.summary
     c = run.config
     table = Table(
@@ -45,10 +47,18 @@ def render_lab_run(run: LabRun) -> RenderableType:
     parts: list[RenderableType] = [table, Text(base)]
     if run.truth.get("errors"):
         parts.append(Text("lab errors: " + "; ".join(run.truth["errors"]), style="red"))
+    if detected is not None:
+        m = match(s, detected)
+        parts.append(
+            Text(
+                f"ckptdiag against the ground truth: found {m.found} of {m.checkpoints} checkpoints (start within "
+                f"±1 s); flagged {m.stalls_flagged} of {m.stalls} stalls; {m.false_stalls} flagged without one",
+                style="bold",
+            )
+        )
     parts.append(
         Text(
-            f"{run.result.samples} samples recorded; 'ckptdiag report <recording>' (keep it with -o) shows "
-            "what the server's own counters say; episode detection and a verdict come with the analysis.",
+            f"{run.result.samples} samples recorded; keep the recording with -o and run 'ckptdiag report' on it.",
             style="dim",
         )
     )
