@@ -303,6 +303,70 @@ def resolve_format(fmt: str, output: Path | None) -> str:
 
 
 @cli.command(context_settings=CONTEXT)
+@connection_options
+@click.option(
+    "-d",
+    "--duration",
+    default="5m",
+    show_default=True,
+    metavar="DURATION",
+    help="How long to record before reporting (90, 90s, 10m, 2h); Ctrl-C reports early.",
+)
+@click.option("-i", "--interval", type=click.FloatRange(0.1, 3600), default=1.0, show_default=True)
+@click.option("--device", "devices", multiple=True, metavar="NAME", help="Disk to watch (repeatable).")
+@click.option(
+    "--source", type=click.Choice(["serverStatus", "diagnostic"]), default="serverStatus", show_default=True
+)
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Keep the recording in this file (never overwritten).",
+)
+@report_options
+@click.pass_context
+def diagnose(
+    ctx: click.Context,
+    /,
+    duration: str,
+    interval: float,
+    devices: tuple[str, ...],
+    source: str,
+    save: Path | None,
+    fmt: str,
+    output: Path | None,
+    fail_on: str,
+    **conn: Any,
+) -> None:
+    """Record a server for a while (5 minutes by default), then report: every checkpoint, its
+    cost and a verdict. Takes every option of 'record' and of 'report'.
+
+    \b
+    Example:
+        ckptdiag diagnose --uri mongodb://monitor@db1:27017/?authSource=admin
+        ckptdiag diagnose -d 15m --save db1.jsonl.gz -o db1.md --fail-on warn
+    """
+    from ckptdiag.workflows import DiagnoseRequest, RecordRequest, run_diagnose
+
+    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
+        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
+    if source == "diagnostic" and devices:
+        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
+    record = RecordRequest(
+        conn=conn,
+        output=save,
+        interval=interval,
+        duration=parse_duration(duration),
+        devices=devices,
+        live=sys.stderr.isatty() and sys.stdout.isatty(),
+        source=source,
+    )
+    request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on)
+    result, status = run_diagnose(request, _stop_signals, _err)
+    ctx.exit(ExitStatus.INTERRUPTED if result.stopped_by == "interrupted" else status)
+
+
+@cli.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--since", default=None, metavar="TIME", help="Start of the window (ISO 8601, UTC by default).")
 @click.option("--until", default=None, metavar="TIME", help="End of the window (ISO 8601, UTC by default).")

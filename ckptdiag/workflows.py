@@ -387,3 +387,36 @@ def write_report(
         raise OutputError(
             f"cannot write {output}: {exc.strerror or exc}", "check the directory and its permissions"
         ) from None
+
+
+@dataclass(frozen=True)
+class DiagnoseRequest:
+    """``ckptdiag diagnose``: record for a while, then report on it."""
+
+    record: RecordRequest
+    fmt: str
+    output: Path | None
+    fail_on: str
+
+
+def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn) -> tuple[RecordResult, ExitStatus]:
+    """Record (into --save, or a temporary file removed afterwards), then diagnose the recording.
+
+    Stopped early (Ctrl-C), it still reports on what it recorded."""
+    import tempfile
+    from dataclasses import replace
+
+    with tempfile.TemporaryDirectory(prefix="ckptdiag-diagnose-") as tmp:
+        path = request.record.output or Path(tmp) / "diagnose.jsonl.gz"
+        result = run_record(replace(request.record, output=path), stop_signals, warn)
+        if result.samples < 2:
+            from ckptdiag.errors import InputError
+
+            raise InputError(
+                f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
+            )
+        dx, source, facts = diagnose_window((path,), None, None)
+        if request.record.output is None:
+            source["path"] = "live recording (not kept: --save FILE keeps it)"
+        write_report(dx, source, facts, request.fmt, request.output, protect=(path,))
+    return result, exit_status(dx.severity, request.fail_on)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import json
 import subprocess
 import sys
 import time
@@ -163,3 +164,28 @@ def test_bad_overrides_are_usage_errors() -> None:
     assert proc.returncode == 2 and "eviction_dirty_target must be below eviction_dirty_trigger" in proc.stderr
     proc = ckptdiag("demo", "--scenario", "nope")
     assert proc.returncode == 2 and "choose from: healthy, stall" in proc.stderr
+
+
+def test_healthy_lab_is_ok_and_every_ground_truth_checkpoint_is_found(tmp_path: Path) -> None:
+    from ckptdiag.lab.truth import match, summarize
+
+    out = tmp_path / "healthy.jsonl.gz"
+    flags = ["--cache-mb", "512", "--checkpoint-interval", "6", "--write-rate", "3000"]
+    proc = ckptdiag(
+        "demo", "--scenario", "healthy", "--duration", "28", *flags, "--lab-dir", str(tmp_path), "-o", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ckptdiag against the ground truth: found" in proc.stdout
+    report = ckptdiag("report", str(out), "-f", "json", "--fail-on", "warn")
+    doc = json.loads(report.stdout)
+    assert report.returncode == 0 and doc["verdict"]["severity"] == "ok", doc["verdict"]
+    truth = summarize(json.loads((tmp_path / "healthy.truth.json").read_text()))
+    detected = [(_epoch(e["start"]), e["stall"]) for e in doc["checkpoints"]["episodes"]]
+    m = match(truth, detected, tolerance_s=1.0)
+    assert m.checkpoints >= 3 and m.found == m.checkpoints and m.false_stalls == 0
+
+
+def _epoch(iso_time: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(iso_time.replace("Z", "+00:00")).timestamp()

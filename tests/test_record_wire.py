@@ -288,3 +288,25 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
         str(tmp_path / "r.jsonl"),
     )
     assert proc.returncode == 1 and "Traceback" in proc.stderr and "ckptdiag: error: cannot reach" in proc.stderr
+
+
+def test_diagnose_records_then_reports_and_keeps_the_recording_only_when_asked(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[-1])
+    saved = tmp_path / "kept.jsonl.gz"
+    report = tmp_path / "report.md"
+    with replay(base, status=_moving(base)) as server:
+        proc = ckptdiag("diagnose", "--uri", server.uri, "-d", "3", "-f", "json")
+        kept = ckptdiag("diagnose", "--uri", server.uri, "-d", "2", "--save", str(saved), "-o", str(report))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["window"]["samples"] == 4 and doc["server"]["version"] == base["version"]
+    assert doc["verdict"]["severity"] == "ok" and "not kept" in doc["source"]["path"]
+    assert kept.returncode == 0, kept.stderr
+    assert len(read_recording(saved).samples) == 3 and report.read_text().startswith("# ckptdiag: OK")
+    # an unreachable server: the record's one-line error, no report
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    proc = ckptdiag("diagnose", "--uri", f"mongodb://127.0.0.1:{port}", "--timeout", "0.5", "-d", "2")
+    assert proc.returncode == 1 and proc.stderr.startswith("ckptdiag: error: ") and proc.stdout == ""
