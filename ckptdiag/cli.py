@@ -314,9 +314,7 @@ def resolve_format(fmt: str, output: Path | None) -> str:
 )
 @click.option("-i", "--interval", type=click.FloatRange(0.1, 3600), default=1.0, show_default=True)
 @click.option("--device", "devices", multiple=True, metavar="NAME", help="Disk to watch (repeatable).")
-@click.option(
-    "--source", type=click.Choice(["serverStatus", "diagnostic"]), default="serverStatus", show_default=True
-)
+@click.option("--source", type=click.Choice(["serverStatus", "diagnostic"]), default="serverStatus", show_default=True)
 @click.option(
     "--save",
     type=click.Path(dir_okay=False, path_type=Path),
