@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
-import json
 import subprocess
 import sys
 import time
