@@ -211,3 +211,16 @@ def test_derive_in_pieces_equals_derive_in_one_go() -> None:
         pd.testing.assert_frame_equal(
             parts.astype("float64"), whole.astype("float32").astype("float64"), check_exact=False, rtol=1e-6
         )
+
+
+def test_slow_replies_and_skipped_ticks_are_evidence() -> None:
+    frame = Server(seconds=200).frame()
+    frame["rtt_ms"] = 2.0
+    frame.loc[frame.index[91], "rtt_ms"] = 2500.0  # during the checkpoint at 90.3 s
+    frame["skipped"] = 0
+    frame.loc[frame.index[92], "skipped"] = 2
+    dx = diagnose(derive(frame), ServerFacts())
+    assert any(
+        "1 serverStatus replies took 1 s or more (slowest 2.5 s); 1 checkpoints had one" in n for n in dx.evidence
+    )
+    assert any("2 sampling ticks skipped" in n for n in dx.evidence)

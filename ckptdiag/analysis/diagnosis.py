@@ -52,6 +52,7 @@ CRITICAL_MIN_STALLS = 2
 CRITICAL_STALL_SHARE = 0.25
 WARN_HURT_SHARE = 0.25
 UTIL_SATURATED_PCT = 90.0
+SLOW_REPLY_MS = 1000.0
 
 SEVERITIES = ("ok", "warn", "critical")
 
@@ -577,6 +578,19 @@ def _evidence(d: pd.DataFrame, episodes: list[Episode], gaps: int, restarts: int
         notes.append(
             f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
         )
+    rtt = d["rtt_ms"].to_numpy()
+    slow = np.nan_to_num(rtt, nan=0.0) >= SLOW_REPLY_MS
+    if slow.any():
+        during = sum(
+            int(slow[max(e.rows[0] - 1, 0) : e.rows[1] + 1].any()) for e in episodes if e.evidence != "disk-burst"
+        )
+        notes.append(
+            f"{int(slow.sum())} serverStatus replies took {SLOW_REPLY_MS / 1000:g} s or more "
+            f"(slowest {np.nanmax(rtt) / 1000:.1f} s); {during} checkpoints had one"
+        )
+    skipped = float(np.nansum(d["skipped"].to_numpy()))
+    if skipped:
+        notes.append(f"{skipped:.0f} sampling ticks skipped while a reply was late")
     if d["ops_s"].isna().all():
         notes.append("no opcounters: throughput impact unknown")
     return notes

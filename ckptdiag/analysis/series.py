@@ -103,7 +103,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     (checkpoints begun in the interval), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
     checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
-    ``queue_writers``; ``wt_missing``; per disk ``disk.<dev>.<figure>`` for
+    ``queue_writers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk ``disk.<dev>.<figure>`` for
     :data:`DISK_FIGURES` (iostat's formulas).
     """
     seam = _seam(frame)
@@ -154,6 +154,8 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     out["wtickets_avail"] = gauge("tickets.write.available")
     out["wtickets_total"] = gauge("tickets.write.total")
     out["queue_writers"] = gauge("queue.writers")
+    out["rtt_ms"] = gauge("rtt_ms")  # how long serverStatus took to answer (recordings)
+    out["skipped"] = gauge("skipped")  # ticks the sampler skipped because a reply was late
     out["wt_missing"] = (
         frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")
         if "wt_missing" in frame
