@@ -189,3 +189,23 @@ def _epoch(iso_time: str) -> float:
     import datetime as dt
 
     return dt.datetime.fromisoformat(iso_time.replace("Z", "+00:00")).timestamp()
+
+
+def test_stall_lab_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path) -> None:
+    # how many checkpoints stall varies run to run on a shared machine (docs/lab.md); whatever the
+    # ground truth saw, ckptdiag must find every checkpoint within 1 s and flag every stall
+    from ckptdiag.lab.truth import match, summarize
+
+    out = tmp_path / "stall.jsonl.gz"
+    proc = ckptdiag(
+        "demo", "--scenario", "stall", "--duration", "100", "--lab-dir", str(tmp_path), "-o", str(out), timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(ckptdiag("report", str(out), "-f", "json", "--fail-on", "never").stdout)
+    truth = summarize(json.loads((tmp_path / "stall.truth.json").read_text()))
+    detected = [(_epoch(e["start"]), e["stall"]) for e in doc["checkpoints"]["episodes"]]
+    m = match(truth, detected, tolerance_s=1.0)
+    assert m.checkpoints >= 2 and m.found == m.checkpoints
+    assert m.stalls_flagged >= 0.9 * m.stalls
+    if m.stalls:
+        assert doc["verdict"]["severity"] in ("warn", "critical")
