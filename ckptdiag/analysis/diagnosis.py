@@ -436,19 +436,20 @@ def _impact(e: Episode, t: np.ndarray, cols: dict[str, np.ndarray], base_rows: n
     # minutes around it, else the whole window's
     a = int(np.searchsorted(t, e.start - BASELINE_WINDOW_S))
     b = int(np.searchsorted(t, e.start))
-    local = np.zeros(t.size, dtype=bool)
-    local[a:b] = base_rows[a:b]
-    if local.sum() < BASELINE_MIN_SAMPLES:
-        c = int(np.searchsorted(t, end + BASELINE_WINDOW_S))
-        local[a:c] = base_rows[a:c]
-    use_local = local.sum() >= BASELINE_MIN_SAMPLES
+    if int(base_rows[a:b].sum()) < BASELINE_MIN_SAMPLES:
+        b = int(np.searchsorted(t, end + BASELINE_WINDOW_S))
+    # only the slice is touched: a day has 1,440 episodes and 86,400 samples
+    span, local = slice(a, b), base_rows[a:b]
+    use_local = int(local.sum()) >= BASELINE_MIN_SAMPLES
+    known: dict[str, float | None] = {}
 
     def base(name: str) -> float | None:
-        if use_local:
-            value = _nanmedian(cols[name][local])
-            if value is not None:
-                return value
-        return getattr(whole, name, None) if hasattr(whole, name) else _nanmedian(cols[name][base_rows])
+        if name not in known:
+            value = _nanmedian(cols[name][span][local]) if use_local else None
+            if value is None:
+                value = getattr(whole, name) if hasattr(whole, name) else _nanmedian(cols[name][base_rows])
+            known[name] = value
+        return known[name]
 
     base_ops = base("ops_s")
     worst_ops = _nanmin(cols["ops_s"][rows])
