@@ -22,6 +22,8 @@ from rich.text import Text
 from ckptdiag import __version__
 from ckptdiag.analysis.diagnosis import Diagnosis, ServerFacts, hurts
 from ckptdiag.analysis.episodes import Episode
+from ckptdiag.recording import utc_iso
+from ckptdiag.report.fmt import fmt
 
 SCHEMA_VERSION = 2
 FORMATS = ("table", "json", "md", "html")
@@ -33,9 +35,7 @@ _SPARK = "▁▂▃▄▅▆▇█"
 
 def iso(ts: float | None) -> str | None:
     """Epoch seconds as ISO 8601 UTC with milliseconds."""
-    if ts is None or not math.isfinite(ts):
-        return None
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return None if ts is None or not math.isfinite(ts) else utc_iso(ts)
 
 
 def _num(value: Any, digits: int = 3) -> Any:
@@ -152,10 +152,6 @@ def render_json(doc: dict[str, Any]) -> str:
 # --- people ------------------------------------------------------------------------------------
 
 
-def _x(value: Any, spec: str, unit: str = "") -> str:
-    return "-" if value is None else format(value, spec) + unit
-
-
 def _mb(value: Any) -> str:
     return "-" if value is None else f"{value / 2**20:,.1f}"
 
@@ -226,14 +222,14 @@ def _episode_rows(dx: Diagnosis, limit: int) -> tuple[list[str], list[list[str]]
         rows.append(
             [
                 (iso(e.start) or "")[11:19] if same_day else (iso(e.start) or "")[5:19].replace("T", " "),
-                _x(e.duration_s, ".2f") + ("" if e.exact_duration or e.duration_s is None else "~"),
+                fmt(e.duration_s, ".2f") + ("" if e.exact_duration or e.duration_s is None else "~"),
                 _mb(e.bytes_written),
-                _x(None if m.get("ops_ratio") is None else 100 * float(m["ops_ratio"] or 0), ".0f", " %"),
-                _x(m.get("write_latency_ratio"), ".1f", "x"),
-                _x(m.get("write_mb_s_peak"), ",.1f"),
-                _x(m.get("util_pct_peak"), ".0f"),
-                _x(m.get("await_ms_peak"), ".1f"),
-                _x(m.get("app_evicted_pages"), ",.0f"),
+                fmt(None if m.get("ops_ratio") is None else 100 * float(m["ops_ratio"] or 0), ".0f", " %"),
+                fmt(m.get("write_latency_ratio"), ".1f", "x"),
+                fmt(m.get("write_mb_s_peak"), ",.1f"),
+                fmt(m.get("util_pct_peak"), ".0f"),
+                fmt(m.get("await_ms_peak"), ".1f"),
+                fmt(m.get("app_evicted_pages"), ",.0f"),
                 "STALL" if e.stall else ("hurts" if hurts(e) else ""),
             ]
         )
@@ -245,8 +241,8 @@ def render_table(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, limi
     cache_gb = None if facts.cache_max_bytes is None else facts.cache_max_bytes / 2**30
     head = Text.assemble(
         (f"{source.get('kind')}: {source.get('path')}\n", "bold"),
-        f"server {facts.version or '?'} {facts.host or ''}; cache {_x(cache_gb, '.1f', ' GB')}; "
-        f"{iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples every {_x(dx.period_s, '.0f', ' s')}",
+        f"server {facts.version or '?'} {facts.host or ''}; cache {fmt(cache_gb, '.1f', ' GB')}; "
+        f"{iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples every {fmt(dx.period_s, '.0f', ' s')}",
     )
     verdict = Text.assemble((f" {dx.severity.upper()} ", _STYLE[dx.severity] + " reverse"), "  ", (dx.summary, "bold"))
     findings = Text("\n".join(f"• {f}" for f in dx.findings)) if dx.findings else Text("")
@@ -269,13 +265,13 @@ def render_table(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, limi
     ev = dx.eviction
     s = dx.settings
     base = Text(
-        f"baseline ({b.samples:,} samples away from checkpoints): {_x(b.ops_s, ',.0f')} ops/s, write latency "
-        f"{_x(b.write_lat_ms, '.2f', ' ms')}"
+        f"baseline ({b.samples:,} samples away from checkpoints): {fmt(b.ops_s, ',.0f')} ops/s, write latency "
+        f"{fmt(b.write_lat_ms, '.2f', ' ms')}"
         + (f" (p99 {b.write_p99_ms:.1f} ms)" if b.write_p99_ms else "")
-        + f", disk {_x(b.disk_write_mb_s, ',.1f', ' MB/s')}\n"
-        f"cache: dirty p50 {_x(ev['dirty_pct_p50'], '.1f', ' %')}, max {_x(ev['dirty_pct_max'], '.1f', ' %')} "
+        + f", disk {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}\n"
+        f"cache: dirty p50 {fmt(ev['dirty_pct_p50'], '.1f', ' %')}, max {fmt(ev['dirty_pct_max'], '.1f', ' %')} "
         f"(target {s.dirty_target:g} %, trigger {s.dirty_trigger:g} %: {s.source}); used max "
-        f"{_x(ev['used_pct_max'], '.1f', ' %')}; application threads evicted {ev['app_evicted_pages']:,.0f} pages, "
+        f"{fmt(ev['used_pct_max'], '.1f', ' %')}; application threads evicted {ev['app_evicted_pages']:,.0f} pages, "
         f"waited {ev['app_wait_s']:,.1f} s"
     )
     parts: list[RenderableType] = [head, verdict, findings, timeline_text(dx), episodes, base]
@@ -306,8 +302,8 @@ def render_markdown(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, l
         "",
         f"- source: {source.get('kind')} `{source.get('path')}`",
         f"- server: {facts.version or '?'} {facts.host or ''}, cache "
-        f"{_x(facts.cache_max_bytes and facts.cache_max_bytes / 2**30, '.1f', ' GB')}, "
-        f"RAM {_x(facts.ram_bytes and facts.ram_bytes / 2**30, '.1f', ' GB')}, cores {_x(facts.cores, 'd')}",
+        f"{fmt(facts.cache_max_bytes and facts.cache_max_bytes / 2**30, '.1f', ' GB')}, "
+        f"RAM {fmt(facts.ram_bytes and facts.ram_bytes / 2**30, '.1f', ' GB')}, cores {fmt(facts.cores, 'd')}",
         f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples, {dx.gaps} gaps, {dx.restarts} restarts",
         f"- checkpoints: {len(dx.episodes)}, {dx.stalls} stalls"
         + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else ""),
@@ -323,9 +319,9 @@ def render_markdown(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, l
     out += [
         "## Baseline and cache",
         "",
-        f"- baseline: {_x(b.ops_s, ',.0f')} ops/s, write latency {_x(b.write_lat_ms, '.2f', ' ms')}, "
-        f"disk {dx.disk or '-'} {_x(b.disk_write_mb_s, ',.1f', ' MB/s')}",
-        f"- dirty cache: p50 {_x(ev['dirty_pct_p50'], '.1f', ' %')}, max {_x(ev['dirty_pct_max'], '.1f', ' %')} "
+        f"- baseline: {fmt(b.ops_s, ',.0f')} ops/s, write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
+        f"disk {dx.disk or '-'} {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}",
+        f"- dirty cache: p50 {fmt(ev['dirty_pct_p50'], '.1f', ' %')}, max {fmt(ev['dirty_pct_max'], '.1f', ' %')} "
         f"(target {s.dirty_target:g} %, trigger {s.dirty_trigger:g} %, {s.source}); "
         f"{ev['seconds_over_dirty_trigger']:.0f} s at or over the trigger",
         f"- application threads evicted {ev['app_evicted_pages']:,.0f} pages and waited "

@@ -10,10 +10,7 @@ from rich.text import Text
 
 from ckptdiag.lab.run import LabRun
 from ckptdiag.lab.truth import match
-
-
-def _x(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+from ckptdiag.report.fmt import fmt
 
 
 def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None) -> RenderableType:
@@ -33,15 +30,15 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
         start = dt.datetime.fromtimestamp(cp.start, dt.timezone.utc).strftime("%H:%M:%S")
         table.add_row(
             start,
-            _x(cp.duration_s, ".2f"),
-            _x(cp.ops_ratio and cp.ops_ratio * 100, ".0f") + " %",
-            _x(cp.p99_ratio, ".1f") + "x",
-            _x(cp.max_ms, ".0f"),
+            fmt(cp.duration_s, ".2f"),
+            fmt(cp.ops_ratio and cp.ops_ratio * 100, ".0f") + " %",
+            fmt(cp.p99_ratio, ".1f") + "x",
+            fmt(cp.max_ms, ".0f"),
             Text("STALL", style="bold red") if cp.stall else Text("no", style="green"),
         )
     base = (
-        f"baseline {_x(s.baseline_ops, ',.0f')} writes/s, p99 {_x(s.baseline_p99_ms, '.2f')} ms; "
-        f"mean {_x(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
+        f"baseline {fmt(s.baseline_ops, ',.0f')} writes/s, p99 {fmt(s.baseline_p99_ms, '.2f')} ms; "
+        f"mean {fmt(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
         f"(a stall: writes/s <= 60 % and p99 >= 10x the baseline)"
     )
     parts: list[RenderableType] = [table, Text(base)]

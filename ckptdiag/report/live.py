@@ -10,16 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ckptdiag.analysis.instant import Instant, instant
+from ckptdiag.report.fmt import fmt
 
 
 def event_line(event: dict[str, Any]) -> str:
     """A recording event as one line for a person: time, kind, and why or for how long."""
     detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
     return f"{event['time']} {event['kind']} {detail}".rstrip()
-
-
-def _fmt(value: float | None, spec: str, unit: str = "") -> str:
-    return "-" if value is None else f"{value:{spec}}{unit}"
 
 
 class LiveStatus:
@@ -78,11 +75,11 @@ class LiveStatus:
             f"{elapsed:.0f}s",
             str(self._samples),
             ckpt,
-            _fmt(f.dirty_pct, ".1f"),
-            _fmt(f.used_pct, ".1f"),
-            _fmt(f.disk_write_mb_s, ".1f"),
-            _fmt(f.disk_util_pct, ".0f"),
-            _fmt(f.ops_s, ",.0f"),
-            _fmt(f.app_evictions_s, ",.0f"),
+            fmt(f.dirty_pct, ".1f"),
+            fmt(f.used_pct, ".1f"),
+            fmt(f.disk_write_mb_s, ".1f"),
+            fmt(f.disk_util_pct, ".0f"),
+            fmt(f.ops_s, ",.0f"),
+            fmt(f.app_evictions_s, ",.0f"),
         )
         return table
