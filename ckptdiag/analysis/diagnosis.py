@@ -54,8 +54,6 @@ WARN_HURT_SHARE = 0.25
 UTIL_SATURATED_PCT = 90.0
 SLOW_REPLY_MS = 1000.0
 
-SEVERITIES = ("ok", "warn", "critical")
-
 
 @dataclass
 class EvictionSettings:
@@ -103,8 +101,7 @@ class EvictionSettings:
 
 def _parse_config(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    depth, key, start = 0, "", 0
-    i = 0
+    depth = start = 0
     items: list[str] = []
     for i, ch in enumerate(text):
         if ch == "(":
@@ -330,19 +327,8 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
     )
     for e in episodes:
         _impact(e, t, cols, base_rows, whole)
-    severity, findings = _verdict(episodes, d, settings)
     eviction = _eviction(d, settings, facts.version)
-    if eviction["seconds_over_dirty_trigger"]:
-        findings.append(
-            f"dirty cache at or over the dirty trigger ({settings.dirty_trigger:g} %) for "
-            f"{eviction['seconds_over_dirty_trigger']:.0f} s: application threads are made to evict"
-        )
-    if eviction["app_evicted_pages"]:
-        findings.append(f"application threads evicted {eviction['app_evicted_pages']:,.0f} pages")
-        if severity == "ok":
-            severity = "warn"
-    if eviction["seconds_over_dirty_trigger"] and severity == "ok":
-        severity = "warn"
+    severity, findings = _verdict(episodes, eviction, settings)
     ckpt_period, cv = period(episodes)
     samples_period = _nanmedian(d["dt"].to_numpy())
     evidence = _evidence(d, episodes, gaps, restarts, samples_period)
@@ -508,7 +494,8 @@ def hurts(e: Episode) -> bool:
     return e.stall or (ops is not None and ops <= HURT_OPS_RATIO)
 
 
-def _verdict(episodes: list[Episode], d: pd.DataFrame, settings: EvictionSettings) -> tuple[str, list[str]]:
+def _verdict(episodes: list[Episode], eviction: dict[str, Any], settings: EvictionSettings) -> tuple[str, list[str]]:
+    """The severity and the findings behind it: the episodes' cost, then eviction pressure."""
     findings: list[str] = []
     n = len(episodes)
     stalls = sum(e.stall for e in episodes)
@@ -524,7 +511,15 @@ def _verdict(episodes: list[Episode], d: pd.DataFrame, settings: EvictionSetting
     saturated = sum(1 for e in episodes if (e.impact.get("util_pct_peak") or 0) >= UTIL_SATURATED_PCT)
     if saturated:
         findings.append(f"the data disk was {UTIL_SATURATED_PCT:.0f} %+ busy in {saturated} of {n} checkpoints")
-    del d, settings
+    if eviction["seconds_over_dirty_trigger"]:
+        findings.append(
+            f"dirty cache at or over the dirty trigger ({settings.dirty_trigger:g} %) for "
+            f"{eviction['seconds_over_dirty_trigger']:.0f} s: application threads are made to evict"
+        )
+    if eviction["app_evicted_pages"]:
+        findings.append(f"application threads evicted {eviction['app_evicted_pages']:,.0f} pages")
+    if severity == "ok" and (eviction["seconds_over_dirty_trigger"] or eviction["app_evicted_pages"]):
+        severity = "warn"
     return severity, findings
 
 

@@ -118,15 +118,14 @@ def _from_counters(d: pd.DataFrame) -> list[Episode]:
             duration = None
         a0, a1 = (t[i], t[i]) if truncated else (prev_t[i], t[i])
         # more than one start in one interval: the earlier ones were short; share the time
-        for extra in range(count - 1):
-            share = None
-            if np.isfinite(finished_ms) and duration is not None:
-                share = max(finished_ms / 1000 - duration, 0.0) / (count - 1)
+        share = None
+        if count > 1 and np.isfinite(finished_ms) and duration is not None:
+            share = max(finished_ms / 1000 - duration, 0.0) / (count - 1)
+        for _ in range(count - 1):
             s, e = _place(a0, a1, a0, a1, share)
             episodes.append(
                 Episode(s, e, None if share is None else e - s, None, "counters", rows=(i, i), reasons=["shared"])
             )
-            del extra
         start, end = _place(a0, a1, prev_t[k], t[k], duration)
         if truncated:
             start = min(start, t[i])
