@@ -21,6 +21,7 @@ from ckptdiag.status import ExitStatus
 if TYPE_CHECKING:
     from ckptdiag.lab.engine import LabConfig
     from ckptdiag.lab.scenarios import Scenario
+    from ckptdiag.report.diagnosis import Report
 
 Warn = Callable[[str], None]
 StopSignals = Callable[[Callable[[str], None]], AbstractContextManager[None]]
@@ -209,9 +210,9 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
                 on_event=display.on_event if display else None,
             )
         # the same report `ckptdiag report` gives on the recording, then the lab's ground truth
-        dx, source, facts = diagnose_window((run.recording,), None, None)
-        write_report(dx, source, facts, "table", None)
-        console.print(render_lab_run(run, [(e.start, e.stall) for e in dx.episodes]))
+        report = diagnose_window((run.recording,), None, None)
+        write_report(report, "table", None)
+        console.print(render_lab_run(run, [(e.start, e.stall) for e in report.dx.episodes]))
         if request.output:
             warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
     return run.result
@@ -274,13 +275,13 @@ class ReportRequest:
 ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
 
 
-def diagnose_window(
-    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
-) -> tuple[Any, dict[str, Any], Any]:
-    """Diagnosis of recordings or FTDC in a window -> (Diagnosis, where it came from, ServerFacts)."""
+def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
+    """Diagnose recordings or FTDC in a window, and advise on the diagnosis."""
+    from ckptdiag.advice.rules import recommend
     from ckptdiag.analysis.diagnosis import ServerFacts, diagnose
     from ckptdiag.analysis.series import derive, derive_pieces
     from ckptdiag.errors import InputError, UsageError
+    from ckptdiag.report.diagnosis import Report
     from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
 
     recordings = [p for p in paths if p.is_file() and recording.is_recording(p)]
@@ -304,13 +305,16 @@ def diagnose_window(
             host_info=server.get("host_info"),
             devices=list((head.get("disks") or {}).get("devices") or []),
             dbpath=server.get("dbpath"),
+            parameters=server.get("parameters"),
+            filesystem=(head.get("disks") or {}).get("filesystem"),
         )
         gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
         restarts = int(frame["segment"].max() - frame["segment"].min())
         source: dict[str, Any] = {"kind": "recording", "path": ", ".join(map(str, recordings))}
         damaged = [f"{r.path}: ended inside a line (read up to there)" for r in recs if r.truncated]
         source["damaged"] = damaged
-        return diagnose(derive(frame), facts, gaps=gaps, restarts=restarts), source, facts
+        dx = diagnose(derive(frame), facts, gaps=gaps, restarts=restarts)
+        return Report(dx, source, facts, recommend(dx, facts))
     data = FtdcData(None, [], [])
     derived, gaps, restarts = derive_pieces(
         iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
@@ -329,17 +333,18 @@ def diagnose_window(
         "damaged": [f"{r.path}: {r.error}" for r in data.reports if r.error],
         "files": len(data.reports),
     }
-    return diagnose(derived, facts, gaps=gaps, restarts=restarts), source, facts
+    dx = diagnose(derived, facts, gaps=gaps, restarts=restarts)
+    return Report(dx, source, facts, recommend(dx, facts))
 
 
 def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     """Diagnose a window of recordings or FTDC, write the report, and return the exit status its
     verdict maps to under ``--fail-on``."""
-    dx, source, facts = diagnose_window(request.paths, request.since_ms, request.until_ms)
-    for line in source.get("damaged", []):
+    report = diagnose_window(request.paths, request.since_ms, request.until_ms)
+    for line in report.source.get("damaged", []):
         warn(f"note: {line} (read up to there)")
-    write_report(dx, source, facts, request.fmt, request.output, protect=request.paths)
-    return exit_status(dx.severity, request.fail_on)
+    write_report(report, request.fmt, request.output, protect=request.paths)
+    return exit_status(report.dx.severity, request.fail_on)
 
 
 def exit_status(severity: str, fail_on: str) -> ExitStatus:
@@ -351,26 +356,30 @@ def exit_status(severity: str, fail_on: str) -> ExitStatus:
     return ExitStatus.OK
 
 
-def write_report(
-    dx: Any, source: dict[str, Any], facts: Any, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()
-) -> None:
-    """Render the diagnosis in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
+def write_report(report: Report, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
+    """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
     from rich.console import Console
 
-    from ckptdiag.errors import OutputError
     from ckptdiag.report import diagnosis as render
 
     if fmt == "table" and output is None:
-        Console().print(render.render_table(dx, source, facts))
+        Console().print(render.render_table(report))
         return
     if fmt == "json":
-        text = render.render_json(render.to_document(dx, source, facts))
+        text = render.render_json(render.to_document(report))
     elif fmt == "md":
-        text = render.render_markdown(dx, source, facts)
+        text = render.render_markdown(report)
     elif fmt == "html":
-        text = render.render_html(dx, source, facts)
+        text = render.render_html(report)
     else:
-        text = render.render_text(dx, source, facts)
+        text = render.render_text(report)
+    write_text_output(text, output, protect)
+
+
+def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
+    """``text`` to stdout, or atomically to ``output`` (never over a recording or an input)."""
+    from ckptdiag.errors import OutputError
+
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -415,8 +424,8 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
             raise InputError(
                 f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
             )
-        dx, source, facts = diagnose_window((path,), None, None)
+        report = diagnose_window((path,), None, None)
         if request.record.output is None:
-            source["path"] = "live recording (not kept: --save FILE keeps it)"
-        write_report(dx, source, facts, request.fmt, request.output, protect=(path,))
-    return result, exit_status(dx.severity, request.fail_on)
+            report.source["path"] = "live recording (not kept: --save FILE keeps it)"
+        write_report(report, request.fmt, request.output, protect=(path,))
+    return result, exit_status(report.dx.severity, request.fail_on)

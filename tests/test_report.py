@@ -26,7 +26,7 @@ def test_report_on_the_checkpoint_rich_ftdc_file_as_json() -> None:
     proc = ckptdiag("report", str(shared_path("ftdc", F42)), "-f", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema_version"] == 2 and doc["server"]["version"] == "4.2.12"
+    assert doc["schema_version"] == 3 and doc["server"]["version"] == "4.2.12"
     assert doc["tool"]["name"] == "ckptdiag" and doc["server"]["cores"] and doc["server"]["ram_bytes"]
     assert doc["window"]["samples"] == 849 and doc["window"]["start"] == "2021-03-15T02:21:48.000Z"
     ckpt = doc["checkpoints"]
@@ -137,7 +137,7 @@ def test_formats_follow_the_output_extension_and_exit_codes_follow_the_verdict(t
         w.write(line, float(i))
     w.close()
     for name, marker in (
-        ("r.json", '"schema_version": 2'),
+        ("r.json", '"schema_version": 3'),
         ("r.md", "# ckptdiag: CRITICAL"),
         ("r.html", "<!doctype html>"),
     ):

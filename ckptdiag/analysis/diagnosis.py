@@ -76,7 +76,7 @@ class EvictionSettings:
         if not config:
             return settings
         found = False
-        for key, value in _parse_config(config).items():
+        for key, value in parse_config(config).items():
             if key == "eviction" and isinstance(value, dict):
                 for sub in ("threads_min", "threads_max"):
                     if sub in value and str(value[sub]).isdigit():
@@ -99,7 +99,8 @@ class EvictionSettings:
         return settings
 
 
-def _parse_config(text: str) -> dict[str, Any]:
+def parse_config(text: str) -> dict[str, Any]:
+    """A WiredTiger configuration string (``a=b,c=(d=e)``) as nested dicts of strings."""
     out: dict[str, Any] = {}
     depth = start = 0
     items: list[str] = []
@@ -116,7 +117,7 @@ def _parse_config(text: str) -> dict[str, Any]:
         key, _, value = item.partition("=")
         value = value.strip()
         if value.startswith("(") and value.endswith(")"):
-            out[key.strip()] = _parse_config(value[1:-1])
+            out[key.strip()] = parse_config(value[1:-1])
         else:
             out[key.strip()] = value
     return out
@@ -152,6 +153,8 @@ class ServerFacts:
     config_string: str | None = None
     cmdline: dict[str, Any] = field(default_factory=dict)
     os: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)  # getParameter's answer, when recorded
+    filesystem: str | None = None  # dbPath's file system, when recorded on the server's host
 
     @classmethod
     def from_documents(
@@ -163,6 +166,8 @@ class ServerFacts:
         host_info: dict[str, Any] | None,
         devices: list[str] | None = None,
         dbpath: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        filesystem: str | None = None,
     ) -> ServerFacts:
         """From getCmdLineOpts and hostInfo replies (a recording's header, FTDC's metadata)."""
         parsed = (cmdline or {}).get("parsed") or {}
@@ -188,6 +193,8 @@ class ServerFacts:
             config_string=engine.get("configString"),
             cmdline=dict(cmdline or {}),
             os=((host_info or {}).get("os") or {}).get("name"),
+            parameters=dict(parameters or {}),
+            filesystem=filesystem,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -239,6 +246,8 @@ class Diagnosis:
     findings: list[str]
     evidence: list[str]
     settings: EvictionSettings
+    ops_s_mean: float | None = None  # over the whole window, checkpoints included
+    writes_s_mean: float | None = None
     timeline: pd.DataFrame | None = None
 
     @property
@@ -250,6 +259,11 @@ class Diagnosis:
 def _nanmedian(values: np.ndarray) -> float | None:
     finite = values[np.isfinite(values)]
     return float(np.median(finite)) if finite.size else None
+
+
+def _nanmean(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else None
 
 
 def _nanmax(values: np.ndarray) -> float | None:
@@ -351,6 +365,8 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
         findings=findings,
         evidence=evidence,
         settings=settings,
+        ops_s_mean=_nanmean(cols["ops_s"]),
+        writes_s_mean=_nanmean(cols["writes_s"]),
     )
     diagnosis.summary = summary_sentence(diagnosis)
     diagnosis.timeline = timeline(d, episodes, disk, TIMELINE_POINTS)
@@ -454,6 +470,8 @@ def _impact(e: Episode, t: np.ndarray, cols: dict[str, np.ndarray], base_rows: n
         "ops_ratio": ops_ratio,
         "write_latency_ratio": write_ratio,
         "write_latency_kind": None,
+        "write_p99_ms_peak": p99,
+        "write_latency_ms_peak": _nanmax(cols["write_lat_ms"][rows]),
         "read_latency_ratio": read_ratio,
         "write_mb_s_peak": _nanmax(cols["disk_wmb_s"][rows]),
         "w_s_peak": _nanmax(cols["disk_w_s"][rows]),
@@ -553,6 +571,9 @@ def _eviction(d: pd.DataFrame, settings: EvictionSettings, version: str | None) 
         "seconds_over_dirty_target": float(np.sum(dt[np.nan_to_num(dirty) >= settings.dirty_target])),
         "seconds_over_dirty_trigger": float(np.sum(dt[np.nan_to_num(dirty) >= settings.dirty_trigger])),
         "seconds_over_eviction_trigger": float(np.sum(dt[np.nan_to_num(used) >= settings.trigger])),
+        "seconds_over_updates_trigger": float(
+            np.sum(dt[np.nan_to_num(d["updates_pct"].to_numpy()) >= settings.updates_trigger])
+        ),
         "app_evicted_pages": float(np.nansum(d["app_evict"].to_numpy())),
         "app_wait_s": float(np.nansum(d["app_wait_ms"].to_numpy())) / 1000,
         "state_samples": flags,

@@ -11,6 +11,7 @@ import html
 import io
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,17 +21,29 @@ from rich.table import Table
 from rich.text import Text
 
 from ckptdiag import __version__
+from ckptdiag.advice.rules import Advice
 from ckptdiag.analysis.diagnosis import Diagnosis, ServerFacts, hurts
 from ckptdiag.analysis.episodes import Episode
 from ckptdiag.recording import utc_iso
+from ckptdiag.report.advice import advice_markdown, advice_renderables
 from ckptdiag.report.fmt import fmt
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMATS = ("table", "json", "md", "html")
 EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".txt": "table"}
 HTML_EXTRA_HINT = "pip install 'ckptdiag[html]'"
 _STYLE = {"ok": "bold green", "warn": "bold yellow", "critical": "bold red"}
 _SPARK = "▁▂▃▄▅▆▇█"
+
+
+@dataclass
+class Report:
+    """Everything a report shows: the diagnosis, where it came from, the server, the advice."""
+
+    dx: Diagnosis
+    source: dict[str, Any]
+    facts: ServerFacts
+    advice: Advice | None = None
 
 
 def iso(ts: float | None) -> str | None:
@@ -66,6 +79,8 @@ def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
         "ops_s_baseline": _num(m.get("ops_s_baseline"), 1),
         "write_latency_ratio": _num(m.get("write_latency_ratio")),
         "write_latency_kind": m.get("write_latency_kind"),
+        "write_p99_ms_peak": _num(m.get("write_p99_ms_peak")),
+        "write_latency_ms_peak": _num(m.get("write_latency_ms_peak")),
         "read_latency_ratio": _num(m.get("read_latency_ratio")),
         "disk": {
             "device": disk,
@@ -93,10 +108,9 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"p50": _num(float(np.median(values))), "max": _num(max(values))}
 
 
-def to_document(
-    dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, recommendations: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
+def to_document(r: Report) -> dict[str, Any]:
     """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN)."""
+    dx, source, facts, advice = r.dx, r.source, r.facts, r.advice
     done = [e for e in dx.episodes if e.duration_s is not None]
     b = dx.baseline
     return {
@@ -125,6 +139,7 @@ def to_document(
             "disk_write_mb_s": _num(b.disk_write_mb_s, 2),
             "disk_util_pct": _num(b.disk_util_pct, 1),
         },
+        "throughput": {"ops_s_mean": _num(dx.ops_s_mean, 1), "writes_s_mean": _num(dx.writes_s_mean, 1)},
         "checkpoints": {
             "count": len(dx.episodes),
             "stalls": dx.stalls,
@@ -136,8 +151,20 @@ def to_document(
             "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
         },
         "eviction": {k: (_num(v) if not isinstance(v, dict) else v) for k, v in dx.eviction.items()},
-        "recommendations": list(recommendations or []),
+        "advice": _clean(advice.to_json()) if advice else None,
+        "recommendations": [_clean(x.to_json()) for x in advice.recommendations] if advice else [],
     }
+
+
+def _clean(value: Any) -> Any:
+    """Figures rounded, NaN as null, all the way down."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return _num(value)
+    return value
 
 
 def render_json(doc: dict[str, Any]) -> str:
@@ -236,8 +263,9 @@ def _episode_rows(dx: Diagnosis, limit: int) -> tuple[list[str], list[list[str]]
     return head, rows
 
 
-def render_table(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, limit: int = 25) -> RenderableType:
+def render_table(r: Report, limit: int = 25) -> RenderableType:
     """The terminal report."""
+    dx, source, facts = r.dx, r.source, r.facts
     cache_gb = None if facts.cache_max_bytes is None else facts.cache_max_bytes / 2**30
     head = Text.assemble(
         (f"{source.get('kind')}: {source.get('path')}\n", "bold"),
@@ -278,22 +306,25 @@ def render_table(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, limi
     notes = list(dx.evidence)
     if source.get("kind") == "ftdc":
         notes.append("FTDC records physical disks only: if dbPath is on LVM or md, these are the disks beneath it")
+    if r.advice is not None:
+        parts.extend(advice_renderables(r.advice))
     if notes:
         parts.append(Text("\n".join(f"note: {n}" for n in notes), style="dim"))
     return Group(*parts)
 
 
-def render_text(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, width: int = 120) -> str:
+def render_text(r: Report, width: int = 120) -> str:
     """The terminal report as plain text (for a file)."""
     from rich.console import Console
 
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(render_table(dx, source, facts))
+    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(render_table(r))
     return buffer.getvalue()
 
 
-def render_markdown(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, limit: int = 50) -> str:
+def render_markdown(r: Report, limit: int = 50) -> str:
     """Markdown for tickets and mail."""
+    dx, source, facts = r.dx, r.source, r.facts
     b, ev, s = dx.baseline, dx.eviction, dx.settings
     out = [
         f"# ckptdiag: {dx.severity.upper()}",
@@ -328,6 +359,8 @@ def render_markdown(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts, l
         f"{ev['app_wait_s']:,.1f} s for cache",
         "",
     ]
+    if r.advice is not None:
+        out += advice_markdown(r.advice)
     if dx.evidence:
         out += ["## Notes", ""] + [f"- {n}" for n in dx.evidence] + [""]
     out.append(f"_ckptdiag {__version__}_")
@@ -378,14 +411,26 @@ def _charts_svg(dx: Diagnosis) -> str | None:
     return svg[svg.find("<svg") :]
 
 
-def render_html(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts) -> str:
+def render_html(r: Report) -> str:
     """A self-contained HTML page: verdict, charts (with the plotting extra), tables."""
     import re
 
-    md = render_markdown(dx, source, facts)
+    dx = r.dx
+    md = render_markdown(r)
     body = []
     table: list[str] = []
+    code: list[str] | None = None
     for line in md.splitlines():
+        if line.startswith("```"):
+            if code is None:
+                code = []
+            else:
+                body.append("<pre><code>" + html.escape("\n".join(code)) + "</code></pre>")
+                code = None
+            continue
+        if code is not None:
+            code.append(line)
+            continue
         if line.startswith("|"):
             if not re.fullmatch(r"\|(---\|)+", line):
                 cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
@@ -400,6 +445,8 @@ def render_html(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts) -> st
         text = re.sub(r"`(.+?)`", r"<code>\1</code>", text)
         if line.startswith("# "):
             body.append(f'<h1 class="{dx.severity}">{text[2:]}</h1>')
+        elif line.startswith("### "):
+            body.append(f"<h3>{text[4:]}</h3>")
         elif line.startswith("## "):
             body.append(f"<h2>{text[3:]}</h2>")
         elif line.startswith("- "):
@@ -422,6 +469,7 @@ def render_html(dx: Diagnosis, source: dict[str, Any], facts: ServerFacts) -> st
         "h1.ok{color:#18794e}h1.warn{color:#ad5700}h1.critical{color:#c62a2f}"
         "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
         ".hint{color:#666}svg{max-width:100%;height:auto}"
+        "pre{background:#f6f8fa;padding:.6em;overflow-x:auto}"
     )
     return (
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>ckptdiag: {dx.severity}</title>'

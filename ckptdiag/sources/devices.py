@@ -162,6 +162,7 @@ class DiskPlan:
     local: bool  # the disks are the server's own (same host)
     chain: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    filesystem: str | None = None  # dbPath's file system type (ext4, xfs, ...) when local
 
     def to_json(self) -> dict[str, object]:
         """The header form."""
@@ -170,6 +171,7 @@ class DiskPlan:
             "local_to_server": self.local,
             "chain": list(self.chain),
             "notes": list(self.notes),
+            "filesystem": self.filesystem,
             "source": "/proc/diskstats",
         }
 
@@ -209,4 +211,5 @@ def plan_disks(
     found_notes = list(mapping.notes)
     if not devices:
         found_notes.append(f"no disk found for dbPath {dbpath}; pass --device NAME to choose one")
-    return DiskPlan(devices, True, mapping.chain, tuple(found_notes))
+    fstype = mapping.mount.fstype if mapping.mount else None
+    return DiskPlan(devices, True, mapping.chain, tuple(found_notes), fstype)

@@ -1,0 +1,1 @@
+"""Advice: what to change, from a diagnosis and the settings in force."""

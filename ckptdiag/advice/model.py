@@ -1,0 +1,54 @@
+"""The checkpoint model behind a recommended interval: what a checkpoint costs at another interval.
+
+Between two checkpoints dirty data builds up at the write rate, so the bytes a checkpoint
+writes scale with the interval; the disk writes them at the rate this server's checkpoints
+achieved, so the duration scales with the bytes; and the extra write latency inside a
+checkpoint (over the latency between checkpoints) scales with its duration. Seed 004's table
+(30/60/120/300 s) follows it within 12 % for the 30 and 120 s rows from its 60 s row alone; at
+300 s the model is pessimistic by 30 % (tests/test_advice.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class CheckpointShape:
+    """A typical checkpoint of a server: how often, how much, how long, and what it cost."""
+
+    interval_s: float
+    bytes_written: float | None
+    duration_s: float | None
+    p99_inside_ms: float | None = None  # write p99 at its worst inside a checkpoint
+    p99_between_ms: float | None = None  # write p99 between checkpoints
+    ops_dip: float | None = None  # 1 - (worst second's throughput / usual): 0 no dip, 1 stopped
+
+    @property
+    def disk_rate(self) -> float | None:
+        """Bytes per second the checkpoint wrote (this server's own disk, as it behaved)."""
+        if self.bytes_written and self.duration_s:
+            return self.bytes_written / self.duration_s
+        return None
+
+
+def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
+    """The predicted checkpoint at ``interval_s``, from the measured one ``now``."""
+    f = interval_s / now.interval_s
+    duration = now.duration_s * f if now.duration_s is not None else None
+    p99 = None
+    if now.p99_inside_ms is not None:
+        between = now.p99_between_ms or 0.0
+        p99 = between + max(now.p99_inside_ms - between, 0.0) * f
+    dip = None
+    if now.ops_dip is not None and now.duration_s:
+        # seen a second at a time: a dip of d seconds costs min(d, 1) of the worst second
+        dip = min(1.0, now.ops_dip * min(duration or 0.0, 1.0) / min(now.duration_s, 1.0))
+    return replace(
+        now,
+        interval_s=interval_s,
+        bytes_written=now.bytes_written * f if now.bytes_written is not None else None,
+        duration_s=duration,
+        p99_inside_ms=p99,
+        ops_dip=dip,
+    )

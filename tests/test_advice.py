@@ -1,0 +1,245 @@
+"""Recommendations: the checkpoint model against the seeds' figures, the version traps, the
+settings in force, the commands, and that a healthy server is left alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import shared_path
+from synth import Server
+
+from ckptdiag.advice.model import CheckpointShape, at_interval
+from ckptdiag.advice.rules import Advice, recommend
+from ckptdiag.advice.settings import current_settings, merge_config
+from ckptdiag.analysis.diagnosis import Diagnosis, ServerFacts, diagnose
+from ckptdiag.analysis.series import derive
+from ckptdiag.report.diagnosis import Report, render_html, render_markdown, render_text, to_document
+
+MB = 2**20
+GB = 2**30
+
+# seed 004's table: interval -> (dirty data per checkpoint MB, duration s, write p99 inside ms)
+SEED_004 = {30: (40, 0.8, 45), 60: (80, 1.8, 85), 120: (160, 3.5, 150), 300: (400, 8.2, 280)}
+SEED_004_P99_BETWEEN_MS = 15
+
+
+def test_seed_004_interval_table_from_its_60_s_row() -> None:
+    mb, duration, p99 = SEED_004[60]
+    now = CheckpointShape(60, mb * MB, duration, p99, SEED_004_P99_BETWEEN_MS)
+    for interval, (want_mb, want_s, want_p99) in SEED_004.items():
+        got = at_interval(now, interval)
+        assert got.bytes_written is not None and got.duration_s is not None and got.p99_inside_ms is not None
+        assert got.bytes_written / MB == pytest.approx(want_mb)  # bytes scale with the interval, exactly
+        assert got.duration_s == pytest.approx(want_s, rel=0.125)
+        if interval <= 120:
+            assert got.p99_inside_ms == pytest.approx(want_p99, rel=0.12)
+        else:
+            # at 300 s the model is pessimistic (documented): never optimistic
+            assert want_p99 <= got.p99_inside_ms <= want_p99 * 1.35
+
+
+def _seed_004_server(**kw: Any) -> Server:
+    # 2,000 writes/s; every 60 s a 1.8 s checkpoint writes 80 MB and writes slow down
+    return Server(
+        seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=600, stall_latency_ms=20, **kw
+    )
+
+
+def _facts(version: str, **kw: Any) -> ServerFacts:
+    return ServerFacts(version=version, **kw)
+
+
+def _advise(server: Server, facts: ServerFacts) -> tuple[Diagnosis, Advice]:
+    dx = diagnose(derive(server.frame()), facts)
+    return dx, recommend(dx, facts)
+
+
+def _by_id(advice: Advice) -> dict[str, Any]:
+    return {r.id: r for r in advice.recommendations}
+
+
+def test_seed_004_server_gets_30_s_via_syncdelay_on_4x_to_8x() -> None:
+    for version in ("4.0.28", "4.4.29", "5.0.31", "6.0.20", "7.0.21", "8.0.12", "8.2.1"):
+        dx, advice = _advise(_seed_004_server(), _facts(version))
+        assert dx.severity != "ok"
+        rec = _by_id(advice)["checkpoint-interval"]
+        assert rec.recommended == 30
+        assert rec.setting == "syncdelay / storage.syncPeriodSecs"
+        assert rec.apply_runtime == "db.adminCommand({setParameter: 1, syncdelay: 30})"
+        assert rec.apply_config == "storage:\n  syncPeriodSecs: 30"
+        assert rec.revert_runtime == "db.adminCommand({setParameter: 1, syncdelay: 60})"
+        assert "checkpoint=(wait" not in (rec.apply_runtime + rec.apply_config)
+        after = rec.predicted["after"]
+        assert after["bytes_per_checkpoint"] / MB == pytest.approx(40, rel=0.02)
+        assert after["duration_s"] == pytest.approx(0.9, rel=0.05)
+        assert rec.current_source == "version default" and rec.current == 60
+        assert rec.confidence == "high"
+        assert {"checkpoint_s": 30} == rec.lab
+
+
+def test_a_34_server_gets_wiredtiger_checkpoint_wait() -> None:
+    config = "eviction=(threads_min=4,threads_max=4),checkpoint=(wait=60,log_size=2GB)"
+    cmdline = {"parsed": {"storage": {"wiredTiger": {"engineConfig": {"configString": config}}}}}
+    dx, advice = _advise(_seed_004_server(), _facts("3.4.24", cmdline=cmdline, config_string=config))
+    rec = _by_id(advice)["checkpoint-interval"]
+    assert rec.setting == "checkpoint=(wait=N)"
+    assert rec.current == 60 and rec.current_source == "configString checkpoint=(wait)"
+    assert rec.apply_runtime == (
+        'db.adminCommand({setParameter: 1, wiredTigerEngineRuntimeConfig: "checkpoint=(wait=30,log_size=2GB)"})'
+    )
+    # persistent: the whole configString, the other keys kept
+    assert 'configString: "eviction=(threads_min=4,threads_max=4),checkpoint=(wait=30,log_size=2GB)"' in (
+        rec.apply_config
+    )
+    assert "syncdelay" not in rec.apply_runtime and "syncPeriodSecs" not in rec.apply_config
+    assert "checkpoint=(wait=60,log_size=2GB)" in rec.revert_runtime
+
+
+def test_checkpoint_wait_in_configstring_on_36_plus_is_called_out() -> None:
+    config = "checkpoint=(wait=25,log_size=1GB)"  # seed 003 on a 3.6 server
+    cur = current_settings(_facts("3.6.8", config_string=config))
+    assert cur.interval.value == 60 and cur.interval.inferred
+    assert any("second" in n or "beside" in n for n in cur.notes)
+
+
+def test_seed_003_110_gb_cache_on_190_gb_ram_is_flagged() -> None:
+    cmdline = {"parsed": {"storage": {"wiredTiger": {"engineConfig": {"cacheSizeGB": 110}}}}}
+    facts = ServerFacts.from_documents(
+        version="3.6.8",
+        host="shard1",
+        cmdline=cmdline,
+        host_info={"system": {"memSizeMB": 190 * 1024, "numCores": 32}},
+    )
+    server = _seed_004_server()
+    frame = server.frame()
+    frame["cache.max_bytes"] = float(110 * GB)
+    frame["cache.bytes"] = float(100 * GB)
+    frame["cache.dirty_bytes"] = float(5 * GB)
+    dx = diagnose(derive(frame), facts)
+    advice = recommend(dx, facts)
+    rec = _by_id(advice)["cache-size"]
+    assert rec.current == pytest.approx(110)
+    assert rec.recommended <= 95  # mongod's default for 190 GB: 94.5 GB
+    assert rec.apply_config.endswith(f"cacheSizeGB: {rec.recommended}")
+    assert any("110.0 GB of 190.0 GB RAM (58 %)" in e for e in rec.evidence)
+    assert rec.revert_config.endswith("cacheSizeGB: 110")
+
+
+def test_a_large_cache_gets_an_absolute_dirty_target() -> None:
+    # 200 GB cache; checkpoints write at ~44 MB/s: 5 % (10 GB) of dirty data is minutes of disk
+    server = _seed_004_server()
+    frame = server.frame()
+    frame["cache.max_bytes"] = float(200 * GB)
+    facts = _facts("7.0.21")
+    dx = diagnose(derive(frame), facts)
+    rec = _by_id(recommend(dx, facts))["eviction-dirty"]
+    target = rec.recommended["eviction_dirty_target"]
+    assert target.endswith("MB")  # under 1 % of the cache: said in bytes, as WiredTiger takes them
+    assert int(target.removesuffix("MB")) == pytest.approx(2 * 80 / 1.8, rel=0.05)  # 2 s of checkpoint writes
+    assert "eviction_dirty_target=" + target in rec.apply_runtime
+
+
+def test_raised_dirty_targets_are_brought_back() -> None:
+    config = "eviction_dirty_target=40,eviction_dirty_trigger=60"
+    facts = _facts("8.0.4", config_string=config)
+    dx, advice = _advise(_seed_004_server(), facts)
+    rec = _by_id(advice)["eviction-dirty"]
+    assert rec.current == {"eviction_dirty_target": 40, "eviction_dirty_trigger": 60}
+    assert rec.recommended == {"eviction_dirty_target": "5", "eviction_dirty_trigger": "20"}
+    assert rec.revert_runtime.endswith('"eviction_dirty_target=40,eviction_dirty_trigger=60"})')
+    assert rec.lab == {"eviction_dirty_target": 5, "eviction_dirty_trigger": 20}
+    # the combined block: syncdelay first, then one engine string with every eviction change
+    assert advice.apply_runtime == [
+        "db.adminCommand({setParameter: 1, syncdelay: 30})",
+        'db.adminCommand({setParameter: 1, wiredTigerEngineRuntimeConfig: "eviction_dirty_target=5,'
+        'eviction_dirty_trigger=20"})',
+    ]
+    assert advice.apply_config == (
+        "storage:\n  syncPeriodSecs: 30\n  wiredTiger:\n    engineConfig:\n"
+        '      configString: "eviction_dirty_target=5,eviction_dirty_trigger=20"'
+    )
+    assert advice.lab_overrides == {"checkpoint_s": 30, "eviction_dirty_target": 5, "eviction_dirty_trigger": 20}
+
+
+def test_eviction_threads_bounded_by_cores_and_the_limit() -> None:
+    frame = _seed_004_server().frame()
+    frame["cache.app_evicted_pages"] = (frame["t"] - frame["t"].iloc[0]) * 50  # application threads evict
+    for cores, want in ((2, None), (8, 8), (64, 8)):
+        facts = _facts("7.0.21", cores=cores)
+        dx = diagnose(derive(frame), facts)
+        rec = _by_id(recommend(dx, facts)).get("eviction-threads")
+        if want is None:
+            assert rec is None  # 2 cores: more threads than 4 would fight the workload
+        else:
+            assert rec.recommended["threads_max"] == want <= 20
+            assert "eviction=(threads_min=4,threads_max=8)" in rec.apply_runtime
+
+
+def test_a_healthy_server_gets_no_change_and_nothing_else() -> None:
+    for version in ("3.4.24", "4.2.12", "8.0.4"):
+        dx, advice = _advise(Server(stall=False, seconds=900), _facts(version, ram_bytes=190 * GB))
+        assert dx.severity == "ok"
+        assert advice.recommendations == [] and advice.apply_runtime == [] and advice.apply_config is None
+        assert advice.summary.startswith("no change")
+
+
+def test_the_idle_70_ftdc_file_gets_no_change() -> None:
+    from ckptdiag.workflows import diagnose_window
+
+    path = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
+    report = diagnose_window((path,), None, None)
+    assert report.dx.severity == "ok" and report.advice is not None and report.advice.recommendations == []
+
+
+def test_current_settings_precedence() -> None:
+    facts = _facts(
+        "7.0.21",
+        cmdline={"parsed": {"storage": {"syncPeriodSecs": 45, "journal": {"commitIntervalMs": 50}}}},
+        parameters={"syncdelay": 30, "wiredTigerEngineRuntimeConfig": "eviction_dirty_target=3"},
+        config_string="eviction_dirty_target=10,eviction_dirty_trigger=30",
+    )
+    cur = current_settings(facts)
+    assert (cur.interval.value, cur.interval.source) == (30, "getParameter syncdelay")  # the running value wins
+    assert (cur.commit_ms.value, cur.commit_ms.inferred) == (50, False)
+    assert cur.eviction.dirty_target == 3 and cur.eviction.dirty_trigger == 30  # runtime over configString
+    cur = current_settings(_facts("7.0.21", cmdline={"parsed": {"storage": {"syncPeriodSecs": 45}}}))
+    assert (cur.interval.value, cur.interval.source) == (45, "getCmdLineOpts storage.syncPeriodSecs")
+    cur = current_settings(_facts(None))  # type: ignore[arg-type]
+    assert cur.interval.inferred and any("version unknown" in n for n in cur.notes)
+
+
+def test_merge_config_keeps_other_keys_and_merges_eviction() -> None:
+    base = "cache_size=2G,eviction=(threads_min=4,threads_max=4),eviction_dirty_target=5"
+    merged = merge_config(base, {"eviction": "(threads_max=8)", "eviction_dirty_target": "3"})
+    assert merged == "cache_size=2G,eviction=(threads_min=4,threads_max=8),eviction_dirty_target=3"
+    assert merge_config("", {"eviction_target": "75"}) == "eviction_target=75"
+
+
+def test_every_format_carries_the_recommendations() -> None:
+    facts = _facts("8.0.4", config_string="eviction_dirty_target=40,eviction_dirty_trigger=60")
+    dx, advice = _advise(_seed_004_server(), facts)
+    report = Report(dx, {"kind": "recording", "path": "x"}, facts, advice)
+    doc = to_document(report)
+    assert doc["schema_version"] == 3
+    recs = doc["recommendations"]
+    assert [r["id"] for r in recs][:2] == ["checkpoint-interval", "eviction-dirty"]
+    for r in recs:
+        assert {"setting", "current", "recommended", "evidence", "predicted", "tradeoffs", "confidence"} <= set(r)
+        if r["kind"] == "setting":
+            assert r["apply"]["runtime"] and r["apply"]["mongod_conf"] and r["revert"]["runtime"]
+    assert doc["advice"]["apply"]["runtime"][0] == "db.adminCommand({setParameter: 1, syncdelay: 30})"
+    md = render_markdown(report)
+    assert "## Recommendations" in md and "```yaml\nstorage:\n  syncPeriodSecs: 30\n```" in md
+    text = render_text(report)
+    assert "syncdelay: 30" in text and "Recommendations" in text
+    page = render_html(report)
+    assert "<pre><code>db.adminCommand({setParameter: 1, syncdelay: 30})" in page
+
+
+def test_healthy_report_says_no_change() -> None:
+    facts = _facts("8.0.4")
+    dx, advice = _advise(Server(stall=False), facts)
+    report = Report(dx, {"kind": "recording", "path": "x"}, facts, advice)
+    assert to_document(report)["recommendations"] == []
+    assert "no change" in render_text(report)
