@@ -398,6 +398,62 @@ def report(
     ctx.exit(run_report(request, _err))
 
 
+@cli.command(context_settings=CONTEXT)
+@click.argument("before", type=click.Path(path_type=Path))
+@click.argument("after", type=click.Path(path_type=Path))
+@click.option("--since-a", default=None, metavar="TIME", help="Start of BEFORE's window (recordings, FTDC).")
+@click.option("--until-a", default=None, metavar="TIME", help="End of BEFORE's window.")
+@click.option("--since-b", default=None, metavar="TIME", help="Start of AFTER's window.")
+@click.option("--until-b", default=None, metavar="TIME", help="End of AFTER's window.")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "table", "json", "md", "html"]),
+    default="auto",
+    show_default=True,
+    help="auto: the file's extension (.json .md .html .txt), else a table on a terminal and JSON in a pipe.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the comparison here (replaced atomically).",
+)
+def compare(
+    before: Path,
+    after: Path,
+    since_a: str | None,
+    until_a: str | None,
+    since_b: str | None,
+    until_b: str | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Compare two windows before and after a change: checkpoint duration and bytes, write p99
+    inside checkpoints, throughput dip, disk peak, mean throughput.
+
+    BEFORE and AFTER are each a recording, an FTDC file or diagnostic.data directory (with its
+    own window), or a JSON report written by 'ckptdiag report -f json'.
+
+    \b
+    Example:
+        ckptdiag compare monday.json tuesday.json
+        ckptdiag compare diagnostic.data diagnostic.data --until-a 2026-11-22T10:00Z --since-b 2026-11-22T10:05Z
+        ckptdiag compare before.jsonl.gz after.jsonl.gz -o change-1234.md
+    """
+    from ckptdiag.workflows import CompareRequest, CompareSide, run_compare
+
+    request = CompareRequest(
+        CompareSide(before, parse_time(since_a), parse_time(until_a)),
+        CompareSide(after, parse_time(since_b), parse_time(until_b)),
+        resolve_format(fmt, output),
+        output,
+    )
+    run_compare(request)
+
+
 def lab_options(func: F) -> F:
     """Overrides of a lab scenario's settings, so a recommended setting can be tried on it."""
     options = [
@@ -440,6 +496,11 @@ def lab_options(func: F) -> F:
     help="Keep the recording here (the ground truth goes beside it as <name>.truth.json).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Then apply the recommended settings to the lab, run it again, and print before and after.",
+)
 @click.pass_context
 def demo(
     ctx: click.Context,
@@ -448,6 +509,7 @@ def demo(
     duration: str | None,
     output: Path | None,
     overwrite: bool,
+    verify: bool,
     lab_dir: Path | None,
     **overrides: Any,
 ) -> None:
@@ -461,6 +523,7 @@ def demo(
         ckptdiag demo
         ckptdiag demo --scenario healthy --duration 90s -o healthy.jsonl.gz
         ckptdiag demo --scenario stall --eviction-dirty-target 5 --eviction-dirty-trigger 20
+        ckptdiag demo --verify
     """
     from ckptdiag.workflows import DemoRequest, run_demo
 
@@ -472,6 +535,7 @@ def demo(
         lab_dir=lab_dir,
         overrides=overrides,
         live=sys.stdout.isatty(),
+        verify=verify,
     )
     result = run_demo(request, _stop_signals, _err)
     if result.stopped_by == "interrupted":

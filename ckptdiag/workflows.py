@@ -19,7 +19,10 @@ from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions, MongoSource
 from ckptdiag.status import ExitStatus
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from ckptdiag.lab.engine import LabConfig
+    from ckptdiag.lab.run import LabRun
     from ckptdiag.lab.scenarios import Scenario
     from ckptdiag.report.diagnosis import Report
 
@@ -148,6 +151,7 @@ class DemoRequest:
     lab_dir: Path | None
     overrides: Mapping[str, Any]
     live: bool = False
+    verify: bool = False  # then apply the recommended settings and run again
 
 
 def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenario, LabConfig]:
@@ -176,13 +180,13 @@ def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenar
 
 
 def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> RecordResult:
-    """Run a lab scenario, record it, and print what happened."""
+    """Run a lab scenario, record it, and print what happened; with ``verify``, apply the
+    recommended settings to the lab, run it again and print before and after."""
     import tempfile
 
     from rich.console import Console
 
     from ckptdiag.lab.engine import import_wiredtiger
-    from ckptdiag.lab.run import run_scenario
     from ckptdiag.report.lab import render_lab_run
 
     import_wiredtiger()  # fail first, with the install command, if the binding is missing
@@ -192,30 +196,81 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
     with tempfile.TemporaryDirectory(prefix="ckptdiag-demo-") as tmp:
         output = request.output or Path(tmp) / f"demo-{scenario.name}.jsonl.gz"
         warn(f"lab: {scenario.name}: {scenario.summary}; {duration:g} s")
-        display: Any = None
-        if request.live:
-            from ckptdiag.report.live import LiveStatus
-
-            display = LiveStatus(console, f"lab:{scenario.name}", str(output))
-        with display if display else nullcontext():
-            run = run_scenario(
-                scenario,
-                config,
-                duration,
-                output,
-                lab_dir=request.lab_dir,
-                stop_signals=stop_signals,
-                overwrite=request.overwrite,
-                on_sample=display.on_sample if display else None,
-                on_event=display.on_event if display else None,
-            )
+        run = _lab_run(request, scenario, config, duration, output, console, stop_signals)
         # the same report `ckptdiag report` gives on the recording, then the lab's ground truth
         report = diagnose_window((run.recording,), None, None)
         write_report(report, "table", None)
         console.print(render_lab_run(run, [(e.start, e.stall) for e in report.dx.episodes]))
         if request.output:
             warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
-    return run.result
+        if not request.verify or run.result.stopped_by == "interrupted":
+            return run.result
+        overrides = report.advice.lab_overrides if report.advice else {}
+        if not overrides:
+            warn("verify: no setting to change was recommended, so there is nothing to verify")
+            return run.result
+        _, after_config = lab_config(scenario.name, {**request.overrides, **overrides})
+        changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
+        warn(f"verify: the same scenario again with the recommended settings ({changes}); {duration:g} s")
+        after_output = output.with_name(output.name.replace(".jsonl", ".after.jsonl"))
+        after = _lab_run(request, scenario, after_config, duration, after_output, console, stop_signals)
+        after_report = diagnose_window((after.recording,), None, None)
+        console.print(render_verify(report, after_report, run, after, overrides))
+        if request.output:
+            warn(f"after: recording {after.recording}; ground truth {after.truth_path}")
+        return after.result
+
+
+def render_verify(
+    before: Report, after: Report, before_run: LabRun, after_run: LabRun, overrides: Mapping[str, Any]
+) -> RenderableType:
+    """The before/after tables of ``demo --verify``: from the recordings, and from the lab's own truth."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ckptdiag.report.compare import compare, render_compare_table
+    from ckptdiag.report.diagnosis import to_document
+    from ckptdiag.report.lab import render_truth_compare
+
+    changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    comparison = compare(to_document(before), to_document(after), ("before", "recommended"))
+    return Group(
+        Text(f"verify: {changes}", style="bold"),
+        Text("as ckptdiag measured it (the recordings):", style="bold"),
+        render_compare_table(comparison),
+        Text("as the workload measured it (the lab's ground truth):", style="bold"),
+        render_truth_compare(before_run.summary, after_run.summary),
+    )
+
+
+def _lab_run(
+    request: DemoRequest,
+    scenario: Scenario,
+    config: LabConfig,
+    duration: float,
+    output: Path,
+    console: Any,
+    stop_signals: StopSignals,
+) -> LabRun:
+    from ckptdiag.lab.run import run_scenario
+
+    display: Any = None
+    if request.live:
+        from ckptdiag.report.live import LiveStatus
+
+        display = LiveStatus(console, f"lab:{scenario.name}", str(output))
+    with display if display else nullcontext():
+        return run_scenario(
+            scenario,
+            config,
+            duration,
+            output,
+            lab_dir=request.lab_dir,
+            stop_signals=stop_signals,
+            overwrite=request.overwrite,
+            on_sample=display.on_sample if display else None,
+            on_event=display.on_event if display else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -429,3 +484,69 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
             report.source["path"] = "live recording (not kept: --save FILE keeps it)"
         write_report(report, request.fmt, request.output, protect=(path,))
     return result, exit_status(report.dx.severity, request.fail_on)
+
+
+@dataclass(frozen=True)
+class CompareSide:
+    """One side of ``ckptdiag compare``: a recording, FTDC, or a JSON report, and a window."""
+
+    path: Path
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+def load_side(side: CompareSide) -> dict[str, Any]:
+    """The report document of one side: read from a JSON report, else diagnosed from the data."""
+    import json
+
+    from ckptdiag.errors import InputError, UsageError
+    from ckptdiag.report.diagnosis import to_document
+
+    if side.path.suffix.lower() == ".json" and side.path.is_file():
+        if side.since_ms is not None or side.until_ms is not None:
+            raise UsageError(f"{side.path} is a finished report: its window is fixed", "drop --since/--until for it")
+        try:
+            doc = json.loads(side.path.read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError(
+                f"cannot read {side.path} as a JSON report: {exc}", "pass a 'report -f json' file"
+            ) from None
+        if not isinstance(doc, dict) or "schema_version" not in doc or "checkpoints" not in doc:
+            raise InputError(f"{side.path} is not a ckptdiag JSON report", "write one with 'ckptdiag report -f json'")
+        return doc
+    if not side.path.exists():
+        raise InputError(f"{side.path} does not exist", "pass a recording, a diagnostic.data directory or a report")
+    return to_document(diagnose_window((side.path,), side.since_ms, side.until_ms))
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """``ckptdiag compare A B``."""
+
+    before: CompareSide
+    after: CompareSide
+    fmt: str
+    output: Path | None
+
+
+def run_compare(request: CompareRequest) -> None:
+    """Diagnose (or read) both sides and write the before/after table in the requested format."""
+    import json
+
+    from rich.console import Console
+
+    from ckptdiag.report import compare as render
+
+    comparison = render.compare(load_side(request.before), load_side(request.after))
+    if request.fmt == "table" and request.output is None:
+        Console().print(render.render_compare_table(comparison))
+        return
+    if request.fmt == "json":
+        text = json.dumps(comparison.to_json(), indent=2, allow_nan=False) + "\n"
+    elif request.fmt == "md":
+        text = render.render_compare_markdown(comparison)
+    elif request.fmt == "html":
+        text = render.render_compare_html(comparison)
+    else:
+        text = render.render_compare_text(comparison)
+    write_text_output(text, request.output, protect=(request.before.path, request.after.path))

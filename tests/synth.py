@@ -9,6 +9,7 @@ which it ends (as real 4.2 FTDC shows). During a stalling checkpoint operations 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,3 +97,31 @@ class Server:
             frame["ckpt.recent_ms"] = np.round(recent)
             frame["ckpt.bytes_written"] = np.floor(written)
         return frame
+
+
+def write_recording(frame: pd.DataFrame, path: Path, version: str = "7.0.21") -> Path:
+    """``frame`` as a recording file, as ``ckptdiag record`` writes one (samples with disk lines)."""
+    from ckptdiag.recording import RecordingWriter, header
+
+    w = RecordingWriter(path)
+    w.write(header(source={"kind": "serverStatus"}, server={"version": version}, options={}, disks={}, created=0.0), 0)
+    metrics = [c for c in frame.columns if c.startswith(("ops.", "lat.", "cache.", "ckpt."))]
+    disk_fields = ["rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors", "wr_ticks"]
+    for i, (_, row) in enumerate(frame.iterrows()):
+        disk = [int(row.get(f"disk.vda.{f}", 0)) for f in disk_fields] + [
+            0,
+            int(row["disk.vda.tot_ticks"]),
+            int(row["disk.vda.rq_ticks"]),
+        ]
+        line = {
+            "type": "sample",
+            "seq": i,
+            "t": float(row["t"]),
+            "mono": float(i),
+            "rtt_ms": 1.0,
+            "m": {c: float(row[c]) for c in metrics},
+            "disk": {"vda": disk},
+        }
+        w.write(line, float(i))
+    w.close()
+    return path

@@ -172,13 +172,28 @@ def test_healthy_lab_is_ok_and_every_ground_truth_checkpoint_is_found(tmp_path: 
     out = tmp_path / "healthy.jsonl.gz"
     flags = ["--cache-mb", "512", "--checkpoint-interval", "6", "--write-rate", "3000"]
     proc = ckptdiag(
-        "demo", "--scenario", "healthy", "--duration", "28", *flags, "--lab-dir", str(tmp_path), "-o", str(out)
+        "demo",
+        "--scenario",
+        "healthy",
+        "--duration",
+        "28",
+        *flags,
+        "--lab-dir",
+        str(tmp_path),
+        "-o",
+        str(out),
+        "--verify",
     )
     assert proc.returncode == 0, proc.stderr
     assert "ckptdiag against the ground truth: found" in proc.stdout
+    # healthy: no change recommended, so --verify has nothing to run
+    assert "Recommendations: no change" in proc.stdout
+    assert "no setting to change was recommended, so there is nothing to verify" in proc.stderr
+    assert not (tmp_path / "healthy.after.jsonl.gz").exists()
     report = ckptdiag("report", str(out), "-f", "json", "--fail-on", "warn")
     doc = json.loads(report.stdout)
     assert report.returncode == 0 and doc["verdict"]["severity"] == "ok", doc["verdict"]
+    assert doc["recommendations"] == [] and doc["advice"]["summary"].startswith("no change")
     truth = summarize(json.loads((tmp_path / "healthy.truth.json").read_text()))
     detected = [(_epoch(e["start"]), e["stall"]) for e in doc["checkpoints"]["episodes"]]
     m = match(truth, detected, tolerance_s=1.0)
@@ -198,7 +213,9 @@ def test_stall_lab_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path
 
     out = tmp_path / "stall.jsonl.gz"
     proc = ckptdiag(
-        "demo", "--scenario", "stall", "--duration", "100", "--lab-dir", str(tmp_path), "-o", str(out), timeout=300
+        "demo",
+        *("--scenario", "stall", "--duration", "100", "--lab-dir", str(tmp_path), "-o", str(out), "--verify"),
+        timeout=500,
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(ckptdiag("report", str(out), "-f", "json", "--fail-on", "never").stdout)
@@ -209,3 +226,16 @@ def test_stall_lab_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path
     assert m.stalls_flagged >= 0.9 * m.stalls
     if m.stalls:
         assert doc["verdict"]["severity"] in ("warn", "critical")
+    if doc["verdict"]["severity"] == "ok":
+        assert doc["recommendations"] == [] and "nothing to verify" in proc.stderr
+        return
+    # --verify ran the recommended settings: the raised dirty targets come back to mongod's
+    # defaults, checkpoints come more often, and each one writes less (direction, not figures)
+    ids = [r["id"] for r in doc["recommendations"]]
+    assert "eviction-dirty" in ids and "checkpoint-interval" in ids
+    assert "as the workload measured it (the lab's ground truth)" in proc.stdout
+    after = tmp_path / "stall.after.jsonl.gz"
+    compared = json.loads(ckptdiag("compare", str(out), str(after), "-f", "json").stdout)
+    rows = {r["metric"]: r for r in compared["rows"]}
+    assert rows["bytes per checkpoint (p50)"]["ratio"] < 0.5
+    assert rows["checkpoint interval"]["after"] < rows["checkpoint interval"]["before"]

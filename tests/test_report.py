@@ -108,34 +108,10 @@ def test_report_errors_are_one_line_with_codes(tmp_path: Path) -> None:
 
 
 def test_formats_follow_the_output_extension_and_exit_codes_follow_the_verdict(tmp_path: Path) -> None:
-    from synth import Server
-
-    from ckptdiag.recording import RecordingWriter
+    from synth import Server, write_recording
 
     # a recording of a server whose every checkpoint stalls: critical
-    frame = Server(seconds=300).frame()
-    rec = tmp_path / "stall.jsonl"
-    w = RecordingWriter(rec)
-    w.write(header(source={"kind": "serverStatus"}, server={"version": "7.0.21"}, options={}, disks={}, created=0.0), 0)
-    metrics = [c for c in frame.columns if c.startswith(("ops.", "lat.", "cache.", "ckpt."))]
-    disk_fields = ["rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors", "wr_ticks"]
-    for i, (_, row) in enumerate(frame.iterrows()):
-        disk = [int(row.get(f"disk.vda.{f}", 0)) for f in disk_fields] + [
-            0,
-            int(row["disk.vda.tot_ticks"]),
-            int(row["disk.vda.rq_ticks"]),
-        ]
-        line = {
-            "type": "sample",
-            "seq": i,
-            "t": float(row["t"]),
-            "mono": float(i),
-            "rtt_ms": 1.0,
-            "m": {c: float(row[c]) for c in metrics},
-            "disk": {"vda": disk},
-        }
-        w.write(line, float(i))
-    w.close()
+    rec = write_recording(Server(seconds=300).frame(), tmp_path / "stall.jsonl")
     for name, marker in (
         ("r.json", '"schema_version": 3'),
         ("r.md", "# ckptdiag: CRITICAL"),

@@ -327,6 +327,11 @@ def _pct_or_bytes(pct: float, cache: float | None) -> tuple[str, float]:
     return f"{mb}MB", 100 * mb * 2**20 / cache
 
 
+def _shown(setting: str) -> str:
+    """A dirty setting for people: ``5`` is 5 %, ``512MB`` stays as it is."""
+    return setting if setting.endswith("MB") else f"{setting} %"
+
+
 def _dirty(dx: Diagnosis, cur: Current) -> Recommendation | None:
     """Dirty target/trigger: how much dirty data a checkpoint can find (seeds 000, 003)."""
     ev = cur.eviction
@@ -375,7 +380,7 @@ def _dirty(dx: Diagnosis, cur: Current) -> Recommendation | None:
         id="eviction-dirty",
         kind="setting",
         setting="eviction_dirty_target / eviction_dirty_trigger",
-        title=f"Evict dirty data earlier: dirty target {target_text}, trigger {trigger_text}",
+        title=f"Evict dirty data earlier: dirty target {_shown(target_text)}, trigger {_shown(trigger_text)}",
         current={"eviction_dirty_target": ev.dirty_target, "eviction_dirty_trigger": ev.dirty_trigger},
         current_source=ev.source,
         recommended={"eviction_dirty_target": target_text, "eviction_dirty_trigger": trigger_text},
@@ -386,7 +391,7 @@ def _dirty(dx: Diagnosis, cur: Current) -> Recommendation | None:
             "eviction threads write dirty pages continuously instead of the checkpoint writing them at once: "
             "the same bytes, spread out",
             "a page updated again after eviction is written again: more total writes on update-heavy loads",
-            f"application threads evict when dirty data reaches the trigger ({trigger_text}): "
+            f"application threads evict when dirty data reaches the trigger ({_shown(trigger_text)}): "
             "keep it well above the target",
         ],
         confidence="high" if ev.dirty_target > DEFAULT_DIRTY_TARGET else "medium",
@@ -602,7 +607,7 @@ def _notes(dx: Diagnosis, cur: Current) -> list[Recommendation]:
                 "filesystem",
                 "file system",
                 "dbPath is on ext4: MongoDB recommends XFS for WiredTiger",
-                ["dbPath's file system is ext4", f"{len(hurting)} checkpoints cost throughput"],
+                ["dbPath's file system is ext4", f"{len(hurting)} of {len(dx.episodes)} checkpoints cost throughput"],
                 "on ext4 a data file's fdatasync can hold up the journal's writes (SERVER-18314); XFS avoids it",
             )
         )
@@ -638,8 +643,8 @@ def _notes(dx: Diagnosis, cur: Current) -> list[Recommendation]:
                 "journal",
                 "Writes wait for the journal behind the checkpoint's sync",
                 [
-                    f"write latency rose in {len(slow_writes)} checkpoints with no application-thread eviction "
-                    "and no cache wait: the writes wait for I/O, not for the cache"
+                    f"write latency rose in {len(slow_writes)} of {len(dx.episodes)} checkpoints with no "
+                    "application-thread eviction and no cache wait: the writes wait for I/O, not for the cache"
                 ],
                 "a journal on its own disk (dbPath/journal as a symlink or mount) keeps commits off the "
                 "checkpoint's queue",

@@ -51,7 +51,7 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
             parts.append(Syntax(r.apply_runtime, "javascript", background_color="default", word_wrap=True))
         if r.apply_config:
             parts.append(Text("mongod.conf (persistent):", style="bold"))
-            parts.append(Syntax(r.apply_config, "yaml", background_color="default"))
+            parts.append(Syntax(r.apply_config, "yaml", background_color="default", word_wrap=True))
         if r.revert_runtime or r.revert_config:
             parts.append(
                 Text("revert: " + " ; ".join(x for x in (r.revert_runtime, r.revert_config) if x), style="dim")
@@ -59,13 +59,11 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
         label = "check" if r.kind == "note" else "change"
         out.append(Panel(Group(*parts), title=f"{i}. {label}: {r.title}", title_align="left"))
     if advice.apply_runtime or advice.apply_config:
-        out.append(Text("All together", style="bold"))
-        if advice.apply_runtime:
-            out.append(
-                Syntax("\n".join(advice.apply_runtime), "javascript", background_color="default", word_wrap=True)
-            )
-        if advice.apply_config:
-            out.append(Syntax(advice.apply_config, "yaml", background_color="default"))
+        # unwrapped and uncut, so that a terminal's own wrapping copies back as one line
+        out.append(Text("All together (copy from here):", style="bold"))
+        for block in (*advice.apply_runtime, advice.apply_config):
+            if block:
+                out.append(Text(block, style="cyan", no_wrap=True, overflow="ignore"))
     for note in advice.current.notes:
         out.append(Text(f"note: {note}", style="dim"))
     return out
