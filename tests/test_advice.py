@@ -75,13 +75,13 @@ def test_seed_004_server_gets_30_s_via_syncdelay_on_4x_to_8x() -> None:
         assert after["duration_s"] == pytest.approx(0.9, rel=0.05)
         assert rec.current_source == "version default" and rec.current == 60
         assert rec.confidence == "high"
-        assert {"checkpoint_s": 30} == rec.lab
+        assert rec.lab == {"checkpoint_s": 30}
 
 
 def test_a_34_server_gets_wiredtiger_checkpoint_wait() -> None:
     config = "eviction=(threads_min=4,threads_max=4),checkpoint=(wait=60,log_size=2GB)"
     cmdline = {"parsed": {"storage": {"wiredTiger": {"engineConfig": {"configString": config}}}}}
-    dx, advice = _advise(_seed_004_server(), _facts("3.4.24", cmdline=cmdline, config_string=config))
+    _, advice = _advise(_seed_004_server(), _facts("3.4.24", cmdline=cmdline, config_string=config))
     rec = _by_id(advice)["checkpoint-interval"]
     assert rec.setting == "checkpoint=(wait=N)"
     assert rec.current == 60 and rec.current_source == "configString checkpoint=(wait)"
@@ -143,7 +143,7 @@ def test_a_large_cache_gets_an_absolute_dirty_target() -> None:
 def test_raised_dirty_targets_are_brought_back() -> None:
     config = "eviction_dirty_target=40,eviction_dirty_trigger=60"
     facts = _facts("8.0.4", config_string=config)
-    dx, advice = _advise(_seed_004_server(), facts)
+    _, advice = _advise(_seed_004_server(), facts)
     rec = _by_id(advice)["eviction-dirty"]
     assert rec.current == {"eviction_dirty_target": 40, "eviction_dirty_trigger": 60}
     assert rec.recommended == {"eviction_dirty_target": "5", "eviction_dirty_trigger": "20"}
@@ -172,6 +172,7 @@ def test_eviction_threads_bounded_by_cores_and_the_limit() -> None:
         if want is None:
             assert rec is None  # 2 cores: more threads than 4 would fight the workload
         else:
+            assert rec is not None
             assert rec.recommended["threads_max"] == want <= 20
             assert "eviction=(threads_min=4,threads_max=8)" in rec.apply_runtime
 
