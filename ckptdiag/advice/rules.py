@@ -22,7 +22,7 @@ from ckptdiag.advice.settings import (
     merge_config,
     render_config,
 )
-from ckptdiag.analysis.diagnosis import Diagnosis, EvictionSettings, ServerFacts, hurts
+from ckptdiag.analysis.diagnosis import Diagnosis, ServerFacts, hurts
 
 # checkpoint interval
 TARGET_CHECKPOINT_S = 1.0  # aim for checkpoints the disk writes in about a second
@@ -721,4 +721,4 @@ def _combine(advice: Advice) -> None:
         advice.revert_config = "storage:\n" + "\n".join(storage_revert)
 
 
-__all__ = ["Advice", "EvictionSettings", "Recommendation", "checkpoint_shape", "recommend"]
+__all__ = ["Advice", "Recommendation", "checkpoint_shape", "recommend"]
