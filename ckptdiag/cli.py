@@ -261,8 +261,8 @@ def parse_time(text: str | None) -> int | None:
     return int(when.timestamp() * 1000)
 
 
-def report_options(func: F) -> F:
-    """How a report is written: format, file, and which verdict fails the exit status."""
+def output_options(func: F) -> F:
+    """Where a report goes and in which format (``-f``, ``-o``)."""
     options = [
         click.option(
             "-f",
@@ -280,6 +280,13 @@ def report_options(func: F) -> F:
             default=None,
             help="Write the report here (replaced atomically).",
         ),
+    ]
+    return _with_options(func, options)
+
+
+def report_options(func: F) -> F:
+    """How a report is written: format, file, and which verdict fails the exit status."""
+    options = [
         click.option(
             "--fail-on",
             type=click.Choice(["warn", "critical", "never"]),
@@ -288,7 +295,7 @@ def report_options(func: F) -> F:
             help="Exit 4 on critical (and 3 on warn with 'warn'); 'never' exits 0 whatever the verdict.",
         ),
     ]
-    return _with_options(func, options)
+    return output_options(_with_options(func, options))
 
 
 def resolve_format(fmt: str, output: Path | None) -> str:
@@ -405,22 +412,7 @@ def report(
 @click.option("--until-a", default=None, metavar="TIME", help="End of BEFORE's window.")
 @click.option("--since-b", default=None, metavar="TIME", help="Start of AFTER's window.")
 @click.option("--until-b", default=None, metavar="TIME", help="End of AFTER's window.")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "table", "json", "md", "html"]),
-    default="auto",
-    show_default=True,
-    help="auto: the file's extension (.json .md .html .txt), else a table on a terminal and JSON in a pipe.",
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the comparison here (replaced atomically).",
-)
+@output_options
 def compare(
     before: Path,
     after: Path,

@@ -255,33 +255,33 @@ def _interval(dx: Diagnosis, cur: Current) -> Recommendation | None:
         "more metadata writes (each table's root page); negligible on SSD",
         f"crash recovery replays at most {new:.0f} s of journal instead of {interval:.0f} s (faster)",
     ]
+    commands: dict[str, Any]
     if cur.wt_checkpoint_knob:
         # 3.4: mongod handed the interval to WiredTiger
         wait = int(cur.interval.value or 60)
-        return Recommendation(
-            id="checkpoint-interval",
-            kind="setting",
-            setting="checkpoint=(wait=N)",
-            title=f"Checkpoint every {new:.0f} s instead of {interval:.0f} s",
-            current=cur.interval.value,
-            current_source=cur.interval.source,
-            recommended=new,
-            evidence=evidence,
-            predicted=_shape_json(now, predicted),
-            predicted_text=predicted_text,
-            tradeoffs=[*tradeoffs, "MongoDB 3.4: WiredTiger's own checkpoint=(wait=N), set through the engine config"],
-            confidence=confidence,
-            confidence_why=why,
-            **_engine(
-                cur, {"checkpoint": f"(wait={new:.0f},log_size=2GB)"}, {"checkpoint": f"(wait={wait},log_size=2GB)"}
-            ),
-            lab={"checkpoint_s": new},
+        setting = "checkpoint=(wait=N)"
+        tradeoffs.append("MongoDB 3.4: WiredTiger's own checkpoint=(wait=N), set through the engine config")
+        commands = _engine(
+            cur, {"checkpoint": f"(wait={new:.0f},log_size=2GB)"}, {"checkpoint": f"(wait={wait},log_size=2GB)"}
         )
-    old = cur.interval.value or 60.0
+    else:
+        old = cur.interval.value or 60.0
+        setting = "syncdelay / storage.syncPeriodSecs"
+        tradeoffs.append(
+            "at runtime mongod's checkpoint thread picks the new value up after its current sleep (SERVER-48486)"
+        )
+        commands = {
+            "apply_runtime": f"db.adminCommand({{setParameter: 1, syncdelay: {new:.0f}}})",
+            "apply_config": f"storage:\n  syncPeriodSecs: {new:.0f}",
+            "revert_runtime": f"db.adminCommand({{setParameter: 1, syncdelay: {old:g}}})",
+            "revert_config": (
+                f"storage:\n  syncPeriodSecs: {old:g}" if not cur.interval.inferred else "remove storage.syncPeriodSecs"
+            ),
+        }
     return Recommendation(
         id="checkpoint-interval",
         kind="setting",
-        setting="syncdelay / storage.syncPeriodSecs",
+        setting=setting,
         title=f"Checkpoint every {new:.0f} s instead of {interval:.0f} s",
         current=cur.interval.value,
         current_source=cur.interval.source,
@@ -289,19 +289,11 @@ def _interval(dx: Diagnosis, cur: Current) -> Recommendation | None:
         evidence=evidence,
         predicted=_shape_json(now, predicted),
         predicted_text=predicted_text,
-        tradeoffs=[
-            *tradeoffs,
-            "at runtime mongod's checkpoint thread picks the new value up after its current sleep (SERVER-48486)",
-        ],
+        tradeoffs=tradeoffs,
         confidence=confidence,
         confidence_why=why,
-        apply_runtime=f"db.adminCommand({{setParameter: 1, syncdelay: {new:.0f}}})",
-        apply_config=f"storage:\n  syncPeriodSecs: {new:.0f}",
-        revert_runtime=f"db.adminCommand({{setParameter: 1, syncdelay: {old:g}}})",
-        revert_config=(
-            f"storage:\n  syncPeriodSecs: {old:g}" if not cur.interval.inferred else "remove storage.syncPeriodSecs"
-        ),
         lab={"checkpoint_s": new},
+        **commands,
     )
 
 

@@ -88,6 +88,15 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _first(default: float, *candidates: tuple[Any, str]) -> Value:
+    """The first candidate that is a number, with its source; else the version default."""
+    for raw, source in candidates:
+        value = _number(raw)
+        if value is not None:
+            return Value(value, source)
+    return Value(default, "version default", inferred=True)
+
+
 def current_settings(facts: ServerFacts) -> Current:
     """Reconstruct the settings in force from what the recording or FTDC kept."""
     version = catalogue.parse_version(facts.version)
@@ -103,35 +112,32 @@ def current_settings(facts: ServerFacts) -> Current:
     # the checkpoint interval
     wait = parse_config(config_string).get("checkpoint")
     wt_wait = _number(wait.get("wait")) if isinstance(wait, dict) else None
-    if version is not None and version < MONGOD_CHECKPOINT_THREAD_SINCE:
-        if wt_wait is not None:
-            interval = Value(wt_wait, "configString checkpoint=(wait)")
-        elif _number(storage.get("syncPeriodSecs")) is not None:
-            interval = Value(_number(storage.get("syncPeriodSecs")), "getCmdLineOpts storage.syncPeriodSecs")
-        else:
-            interval = Value(DEFAULT_INTERVAL_S, "version default", inferred=True)
-    elif _number(params.get("syncdelay")) is not None:
-        interval = Value(_number(params.get("syncdelay")), "getParameter syncdelay")
-    elif _number(storage.get("syncPeriodSecs")) is not None:
-        interval = Value(_number(storage.get("syncPeriodSecs")), "getCmdLineOpts storage.syncPeriodSecs")
-    elif _number(set_parameter.get("syncdelay")) is not None:
-        interval = Value(_number(set_parameter.get("syncdelay")), "getCmdLineOpts setParameter.syncdelay")
+    wt_knob = version is not None and version < MONGOD_CHECKPOINT_THREAD_SINCE
+    if wt_knob:
+        interval = _first(
+            DEFAULT_INTERVAL_S,
+            (wt_wait, "configString checkpoint=(wait)"),
+            (storage.get("syncPeriodSecs"), "getCmdLineOpts storage.syncPeriodSecs"),
+        )
     else:
-        interval = Value(DEFAULT_INTERVAL_S, "version default", inferred=True)
-    if wt_wait and not (version is not None and version < MONGOD_CHECKPOINT_THREAD_SINCE):
+        interval = _first(
+            DEFAULT_INTERVAL_S,
+            (params.get("syncdelay"), "getParameter syncdelay"),
+            (storage.get("syncPeriodSecs"), "getCmdLineOpts storage.syncPeriodSecs"),
+            (set_parameter.get("syncdelay"), "getCmdLineOpts setParameter.syncdelay"),
+        )
+    if wt_wait and not wt_knob:
         notes.append(
             f"configString has checkpoint=(wait={wt_wait:g}): on 3.6+ that starts WiredTiger's own "
             "checkpoint thread beside mongod's (remove it; use syncdelay)"
         )
 
     # journal commit interval
-    journal = storage.get("journal") or {}
-    if _number(params.get("journalCommitInterval")) is not None:
-        commit = Value(_number(params.get("journalCommitInterval")), "getParameter journalCommitInterval")
-    elif _number(journal.get("commitIntervalMs")) is not None:
-        commit = Value(_number(journal.get("commitIntervalMs")), "getCmdLineOpts storage.journal.commitIntervalMs")
-    else:
-        commit = Value(DEFAULT_COMMIT_MS, "version default", inferred=True)
+    commit = _first(
+        DEFAULT_COMMIT_MS,
+        (params.get("journalCommitInterval"), "getParameter journalCommitInterval"),
+        ((storage.get("journal") or {}).get("commitIntervalMs"), "getCmdLineOpts storage.journal.commitIntervalMs"),
+    )
 
     # the cache: what the server reports wins over what was configured
     cache_gb = _number(((storage.get("wiredTiger") or {}).get("engineConfig") or {}).get("cacheSizeGB"))
