@@ -1,9 +1,15 @@
-"""Only for the optional compiled FTDC kernel; all other metadata is in pyproject.toml.
+"""Only for the optional compiled kernels; all other metadata is in pyproject.toml.
 
-optional=True: where no C compiler is found the install goes on, and ckptdiag uses the numpy
-decoder instead (same results, about half the speed).
+optional=True: where no C compiler is found the install goes on, and ckptdiag uses its Python
+paths instead (same results, slower): the numpy FTDC decoder (about half the speed) and a JSON
+parse of every recording line.
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("ckptdiag._ftdc_kernel", ["ckptdiag/_ftdc_kernel.c"], optional=True)])
+setup(
+    ext_modules=[
+        Extension("ckptdiag._ftdc_kernel", ["ckptdiag/_ftdc_kernel.c"], optional=True),
+        Extension("ckptdiag._jsonl", ["ckptdiag/_jsonl.c"], optional=True),
+    ]
+)

@@ -220,21 +220,32 @@ class Recording:
     events: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False  # the file ended inside a line or without its gzip trailer
     damaged_lines: int = 0  # lines that were not JSON (skipped)
+    columns: dict[str, np.ndarray] | None = None  # read with columns=True: the samples, as columns
+
+    @property
+    def sample_count(self) -> int:
+        """How many samples were read (as dicts or as columns)."""
+        if self.columns is not None:
+            return len(self.columns["t"])
+        return len(self.samples)
 
     def to_frame(self) -> pd.DataFrame:
         """The samples as a DataFrame (see :func:`samples_frame`)."""
+        if self.columns is not None:
+            return _frame(self.columns, self.events)
         return samples_frame(self.samples, self.events)
 
 
-def _decompressed_lines(raw: bytes, gz: bool) -> tuple[list[bytes], bool]:
+def _decompressed(raw: bytes, gz: bool) -> tuple[bytes, int, bool]:
+    """The text, where its last complete line ends, and whether it was cut short."""
     truncated = False
     if gz:
-        out = bytearray()
+        pieces: list[bytes] = []
         data = raw
         while data:
             decomp = zlib.decompressobj(wbits=31)
             try:
-                out += decomp.decompress(data)
+                pieces.append(decomp.decompress(data))
             except zlib.error:
                 truncated = True
                 break
@@ -242,14 +253,14 @@ def _decompressed_lines(raw: bytes, gz: bool) -> tuple[list[bytes], bool]:
                 truncated = True  # still being written, or the writer died: keep what inflated
                 break
             data = decomp.unused_data  # concatenated gzip members
-        text = bytes(out)
+        # one member (the usual case) is used as it is: a day inflates to ~150 MB, not worth a copy
+        text = pieces[0] if len(pieces) == 1 else b"".join(pieces)
     else:
         text = raw
-    lines = text.split(b"\n")
-    tail = lines.pop()  # b"" when the text ends with a newline
-    if tail.strip():
+    end = text.rfind(b"\n") + 1
+    if text[end:].strip():
         truncated = True  # a torn final line: the writer stopped mid-line
-    return [ln for ln in lines if ln.strip()], truncated
+    return text, end, truncated
 
 
 def is_recording(path: Path) -> bool:
@@ -272,21 +283,45 @@ try:  # a day of samples is 86,400 lines: orjson parses them ~4x faster than jso
 except ImportError:  # pragma: no cover - orjson is a dependency; json is the same, slower
     _loads = json.loads  # type: ignore[assignment]
 
+try:  # the compiled scanner (setup.py); without it every line is parsed (same results, slower)
+    from ckptdiag import _jsonl
+except ImportError:  # pragma: no cover - depends on the build
+    _jsonl = None  # type: ignore[assignment]
 
-def read_recording(path: Path | str) -> Recording:
-    """Load a recording, complete or still being written."""
+
+def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
+    """Load a recording, complete or still being written.
+
+    ``columns=True`` reads the samples straight into float columns (``Recording.columns``, what
+    :meth:`Recording.to_frame` needs) instead of a dict per sample: several times faster on long
+    recordings when the compiled scanner is there.
+    """
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
-    lines, truncated = _decompressed_lines(raw, raw[:2] == b"\x1f\x8b")
     if not raw:
         raise InputError(
             f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
         )
+    text, end, truncated = _decompressed(raw, raw[:2] == b"\x1f\x8b")
+    if columns and _jsonl is not None:
+        return _read_columns(path, text, end, truncated)
+    lines = [ln for ln in text[:end].split(b"\n") if ln.strip()]
+    rec = Recording(str(path), _header(path, lines[0] if lines else None), truncated=truncated)
+    for line in lines[1:]:
+        obj = _parse(line, rec)
+        if obj is not None and obj.get("type") == "sample":
+            rec.samples.append(obj)
+    if columns:
+        rec.columns, rec.samples = _columns(rec.samples), []
+    return rec
+
+
+def _header(path: Path, line: bytes | None) -> dict[str, Any]:
     try:
-        head = json.loads(lines[0]) if lines else None
+        head = json.loads(line) if line else None
     except ValueError:
         head = None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
@@ -299,19 +334,21 @@ def read_recording(path: Path | str) -> Recording:
             f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
             "upgrade ckptdiag: pip install -U ckptdiag",
         )
-    rec = Recording(str(path), head, truncated=truncated)
-    for line in lines[1:]:
-        try:
-            obj = _loads(line)
-        except ValueError:  # orjson.JSONDecodeError is a ValueError too
-            rec.damaged_lines += 1  # skip it: every other line is still good
-            continue
-        kind = obj.get("type") if isinstance(obj, dict) else None
-        if kind == "sample":
-            rec.samples.append(obj)
-        elif kind == "event":
-            rec.events.append(obj)
-    return rec
+    return head
+
+
+def _parse(line: bytes, rec: Recording) -> dict[str, Any] | None:
+    """One line as an object; events are kept on ``rec``, damaged lines counted and skipped."""
+    try:
+        obj = _loads(line)
+    except ValueError:  # orjson.JSONDecodeError is a ValueError too
+        rec.damaged_lines += 1  # skip it: every other line is still good
+        return None
+    if not isinstance(obj, dict):
+        return None
+    if obj.get("type") == "event":
+        rec.events.append(obj)
+    return obj
 
 
 _BASE = ("t", "mono", "seq", "rtt_ms", "skipped", "server_ms")
@@ -374,16 +411,148 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     return columns
 
 
+def _leaves(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    """Every number, bool and null of a parsed line with its path, in document order."""
+    if isinstance(obj, dict):
+        return [leaf for key, value in obj.items() for leaf in _leaves(value, (*path, key))]
+    if isinstance(obj, list):
+        return [leaf for i, value in enumerate(obj) for leaf in _leaves(value, (*path, i))]
+    if obj is None or isinstance(obj, bool | int | float):
+        return [(path, obj)]
+    return []
+
+
+def _column_name(path: tuple[Any, ...], obj: dict[str, Any]) -> str | None:
+    """The column a leaf of a sample goes to (as :func:`_columns` names it), or None."""
+    from ckptdiag.sources.diskstats import _FIELD_NAMES
+
+    match path:
+        case (str(name),) if name in _BASE:
+            return name
+        case ("m", str(name)):
+            return name
+        case ("disk", str(dev), int(j)) if j < len(_FIELD_NAMES):
+            return f"disk.{dev}.{_FIELD_NAMES[j]}"
+        case ("hist", str(kind), int(i), 1):
+            return f"hist.{kind}.{obj['hist'][kind][i][0]}"
+    return None
+
+
+class _Columns:
+    """Float columns of ``n`` samples, created on first use (NaN where a sample lacks them)."""
+
+    def __init__(self, n: int) -> None:
+        import numpy as np
+
+        self.n = n
+        self.data: dict[str, np.ndarray] = {name: np.full(n, np.nan) for name in _BASE}
+        self.data["skipped"][:] = 0
+        self.data["wt_missing"] = np.zeros(n, dtype=bool)
+
+    def column(self, name: str) -> np.ndarray:
+        import numpy as np
+
+        found = self.data.get(name)
+        if found is None:
+            found = self.data[name] = np.full(self.n, np.nan)
+        return found
+
+    def place(self, rows: np.ndarray, obj: dict[str, Any], block: np.ndarray | None) -> bool:
+        """Samples shaped like ``obj`` at ``rows``: their numbers in ``block`` (one row each, in
+        document order) or, without a block, obj's own. False when they do not line up."""
+        import numpy as np
+
+        leaves = _leaves(obj)
+        numbers = [(path, v) for path, v in leaves if v is not None and not isinstance(v, bool)]
+        if block is not None:
+            if block.shape[1] != len(numbers):
+                return False
+            # histogram bounds name their columns: every line of the shape must have the same ones
+            for j, (path, value) in enumerate(numbers):
+                if path[:1] == ("hist",) and path[-1] == 0 and not np.all(block[:, j] == value):
+                    return False
+        self.data["wt_missing"][rows] = bool(obj.get("wt_missing", False))
+        j = 0
+        for path, value in leaves:
+            name = _column_name(path, obj)
+            is_number = value is not None and not isinstance(value, bool)
+            if name is not None:
+                target = self.column(name)
+                if is_number and block is not None:
+                    target[rows] = block[:, j]
+                else:
+                    target[rows] = np.nan if value is None else float(value)
+            j += is_number
+        return True
+
+
+def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recording:
+    """The fast reader: the compiled scanner's numbers, named once per line shape."""
+    import numpy as np
+
+    values_raw, lines_raw = _jsonl.scan(text, end)
+    values = np.frombuffer(values_raw, dtype=np.float64)
+    lines = np.frombuffer(lines_raw, dtype=np.int64).reshape(-1, 5)
+    if not len(lines):
+        _header(path, None)
+    rec = Recording(str(path), _header(path, text[lines[0, 0] : lines[0, 1]]), truncated=truncated)
+    lines = lines[1:]
+    # one representative line per shape (hash, count); lines the scanner could not read
+    # (count -1) are shapes of their own
+    keys = np.where(lines[:, 3] < 0, -1 - np.arange(len(lines)), 0)
+    shapes: dict[tuple[int, int, int], list[int]] = {}
+    for i, key in enumerate(zip(lines[:, 2].tolist(), lines[:, 3].tolist(), keys.tolist(), strict=True)):
+        shapes.setdefault(key, []).append(i)
+    kinds = np.zeros(len(lines), dtype=np.int8)  # 1: sample
+    parsed: dict[tuple[int, int, int], dict[str, Any] | None] = {}
+    events: list[tuple[int, dict[str, Any]]] = []
+    for key, members in shapes.items():
+        start, stop = lines[members[0], 0], lines[members[0], 1]
+        try:
+            obj = _loads(text[start:stop])
+        except ValueError:
+            rec.damaged_lines += len(members)  # same shape, same fate: none of them is JSON
+            parsed[key] = None
+            continue
+        parsed[key] = obj if isinstance(obj, dict) else None
+        if parsed[key] is not None and obj.get("type") == "sample":
+            kinds[members] = 1
+        elif parsed[key] is not None and obj.get("type") == "event":
+            events += [(i, _loads(text[lines[i, 0] : lines[i, 1]])) for i in members]  # few: each
+    rows_of = np.cumsum(kinds) - 1
+    cols = _Columns(int(kinds.sum()))
+    for key, members in shapes.items():
+        obj = parsed[key]
+        if obj is None or obj.get("type") != "sample":
+            continue
+        idx = np.asarray(members)
+        rows = rows_of[idx]
+        count = int(lines[members[0], 3])
+        block = None
+        if count >= 0:
+            block = values[lines[idx, 4][:, None] + np.arange(count)]
+        if block is None or not cols.place(rows, obj, block):
+            for i, row in zip(members, rows.tolist(), strict=True):  # parse them one by one
+                cols.place(np.asarray([row]), _loads(text[lines[i, 0] : lines[i, 1]]), None)
+    rec.columns = cols.data
+    rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
+    return rec
+
+
 def samples_frame(samples: list[dict[str, Any]], events: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """Samples as a DataFrame indexed by UTC time, one column per metric, disk field and bucket.
 
     ``gap_before`` is True on the first sample after a recorded gap; ``segment`` counts server
     restarts, so rates are never taken across one.
     """
+    return _frame(_columns(samples) if samples else {}, events)
+
+
+def _frame(columns: dict[str, np.ndarray], events: list[dict[str, Any]] | None) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    frame: pd.DataFrame = pd.DataFrame(_columns(samples)) if samples else pd.DataFrame()
+    frame: pd.DataFrame = pd.DataFrame(columns) if columns and len(columns["t"]) else pd.DataFrame()
     if frame.empty:
         return frame
     frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)

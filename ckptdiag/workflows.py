@@ -343,7 +343,7 @@ def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int
     if recordings and len(recordings) != len(paths):
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
-        recs = [recording.read_recording(p) for p in recordings]
+        recs = [recording.read_recording(p, columns=True) for p in recordings]
         frame = recording.join_frames([r.to_frame() for r in recs])
         if since_ms is not None:
             frame = frame[frame["t"] * 1000 >= since_ms]

@@ -170,3 +170,60 @@ def test_frame_has_metrics_disks_and_histograms(tmp_path: Path) -> None:
     assert frame["hist.writes.1024"].iloc[0] == 2
     assert frame["disk.vda.wr_sectors"].iloc[0] == 80
     assert frame["ops.insert"].iloc[0] == 300
+
+
+def _frames_agree(path: Path) -> None:
+    """Columns read (the compiled scanner when built) == a dict per sample, frame for frame."""
+    import pandas as pd
+
+    slow, fast = read_recording(path), read_recording(path, columns=True)
+    assert fast.columns is not None and fast.samples == [] and fast.sample_count == len(slow.samples)
+    assert (fast.events, fast.damaged_lines, fast.truncated) == (slow.events, slow.damaged_lines, slow.truncated)
+    a, b = slow.to_frame(), fast.to_frame()
+    assert sorted(a.columns) == sorted(b.columns)
+    pd.testing.assert_frame_equal(a, b[a.columns])
+
+
+def test_columns_read_every_shape_of_line_as_the_parser_does(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    lines = [json.dumps(_header())]
+    for i in range(40):
+        doc = status_doc(i)
+        if i % 7 == 3:
+            del doc["wiredTiger"]  # wt_missing: true, its metrics null
+        sample = build_sample(doc, seq=i, wall=1_795_000_000.25 + i, mono=0.5 + i, rtt_ms=1.25, skipped=i % 5 == 0)
+        sample["disk"] = {"vda": [i, 0, 2 * i, 3, 4 * i, 5, 6 * i, 7, 0, 9 * i, 10 * i]}
+        # histogram bounds name columns: same number of buckets, different bounds
+        sample["hist"] = {"writes": [[0, i], [2 if i < 20 else 4, 2 * i], [1024, -3]]}
+        if i >= 30:
+            sample["m"]["late.metric"] = 1.5e-3 * i  # a new metric mid-file: a new shape
+        lines.append(json.dumps(sample))
+        if i in (5, 25):
+            lines.append(json.dumps({"type": "event", "kind": "gap", "t": 1_795_000_000.0 + i, "next_seq": i + 1}))
+            lines.append('{"type":"event","kind":"note","text":"12 \\" quoted 3.5 -7"}')
+        if i == 12:
+            lines += ["", "   ", '{"type": "sample", "seq": --1}', "not json at all 42", "[1, 2]"]
+            lines.append(json.dumps({"type": "other", "x": 1}))
+    path.write_text("\n".join(lines) + '\n{"type":"sample","seq":99,"t":17')  # torn last line
+    _frames_agree(path)
+    fast = read_recording(path, columns=True)
+    assert fast.damaged_lines == 2 and fast.truncated and fast.sample_count == 40
+    assert [e["kind"] for e in fast.events] == ["gap", "note", "gap", "note"]
+    frame = fast.to_frame()
+    assert frame["hist.writes.4"].notna().sum() == 20 and frame["hist.writes.2"].notna().sum() == 20
+    assert frame["late.metric"].notna().sum() == 10
+    assert frame["wt_missing"].sum() == 6
+
+
+def test_columns_of_concatenated_gzip_members_and_an_empty_recording(tmp_path: Path) -> None:
+    path = tmp_path / "two.jsonl.gz"
+    _write(path, 6)
+    first = path.read_bytes()
+    lines = gzip.decompress(first).split(b"\n")[1:]
+    path.write_bytes(first + gzip.compress(b"\n".join(lines)))  # a second member: more samples
+    _frames_agree(path)
+    assert read_recording(path, columns=True).sample_count == 12
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps(_header()) + "\n")
+    _frames_agree(empty)
+    assert read_recording(empty, columns=True).to_frame().empty
