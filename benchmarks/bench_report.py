@@ -1,7 +1,10 @@
 """`ckptdiag report` on long recordings: 1, 6 and 24 hours of 1 Hz samples -> full JSON report.
 
 Each recording is a server checkpointing every 60 s (tests/synth.py: the counters move as
-mongod's do, every checkpoint stalls), written as `record` writes it (gzip). The report runs in
+mongod's do, every checkpoint stalls), written as `record` writes it (gzip): every metric of the
+catalogue in each sample (those the synthetic server does not model are constant) and the disk's
+counters, ~1.4 KB a line as a real recording's (no latency histogram: the synthetic server has
+none, and made-up buckets would change the verdict). The report runs in
 a child process, as a user runs it; wall time and peak RSS are the child's own. Target for 24 h
 (86,400 samples): <= 2 s and <= 1 GB.
 
@@ -22,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from synth import Server
 
+from ckptdiag import catalogue
 from ckptdiag.recording import RecordingWriter, header
 from ckptdiag.sources.diskstats import _FIELD_NAMES
 
@@ -34,6 +38,8 @@ def write_recording(path: Path, hours: float) -> int:
     metrics = [c for c in frame.columns if c.startswith(METRICS_PREFIXES)]
     disk_cols = [f"disk.vda.{name}" for name in _FIELD_NAMES[:11]]
     values = frame[metrics].to_numpy()
+    # the rest of the catalogue, as record writes it: a value for every metric the server has
+    padding = {m.name: 1000.0 + i for i, m in enumerate(catalogue.METRICS) if m.name not in metrics}
     disks = frame.reindex(columns=disk_cols).fillna(0).astype("int64").to_numpy()
     t = frame["t"].to_numpy()
     writer = RecordingWriter(path)
@@ -48,7 +54,7 @@ def write_recording(path: Path, hours: float) -> int:
             "t": float(t[i]),
             "mono": float(i),
             "rtt_ms": 1.0,
-            "m": dict(zip(metrics, values[i].tolist(), strict=True)),
+            "m": {**dict(zip(metrics, values[i].tolist(), strict=True)), **padding},
             "disk": {"vda": disks[i].tolist()},
         }
         writer.write(line, float(i))

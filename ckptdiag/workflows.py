@@ -11,11 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag import recording
-from ckptdiag.clock import SystemClock
-from ckptdiag.recorder import RecordResult, Source, record_into
-from ckptdiag.sources.devices import DiskPlan, plan_disks
-from ckptdiag.sources.diskstats import read_diskstats
-from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions, MongoSource
 from ckptdiag.status import ExitStatus
 
 if TYPE_CHECKING:
@@ -24,7 +19,9 @@ if TYPE_CHECKING:
     from ckptdiag.lab.engine import LabConfig
     from ckptdiag.lab.run import LabRun
     from ckptdiag.lab.scenarios import Scenario
+    from ckptdiag.recorder import RecordResult, Source
     from ckptdiag.report.diagnosis import Report
+    from ckptdiag.sources.mongo import ConnectOptions
 
 Warn = Callable[[str], None]
 StopSignals = Callable[[Callable[[str], None]], AbstractContextManager[None]]
@@ -47,6 +44,10 @@ class RecordRequest:
 
 def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
     """ConnectOptions from the CLI's connection options (URI: flag, then $MONGODB_URI, then default)."""
+    # the server-facing modules (pymongo: ~0.15 s) are imported by the commands that talk to one,
+    # not by `report`, which a cron job runs on files
+    from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions
+
     return ConnectOptions(
         uri=conn.get("uri") or DEFAULT_URI,
         host=conn.get("host"),
@@ -67,6 +68,12 @@ def run_record(
     request: RecordRequest, stop_signals: StopSignals, warn: Warn, source: Source | None = None
 ) -> RecordResult:
     """Record a server into a file and/or stdout; the file is complete however the run ends."""
+    from ckptdiag.clock import SystemClock
+    from ckptdiag.recorder import record_into
+    from ckptdiag.sources.devices import DiskPlan, plan_disks
+    from ckptdiag.sources.diskstats import read_diskstats
+    from ckptdiag.sources.mongo import MongoSource
+
     options = connect_options(request.conn)
     # The output is opened before connecting: an unwritable path fails before any sampling.
     writer = recording.RecordingWriter(
