@@ -142,7 +142,6 @@ class SecondTruth:
 @dataclass
 class _Worker:
     latencies: list[int] = field(default_factory=list)  # microseconds, swapped out every second
-    tenths: list[int] = field(default_factory=list)  # writes completed in each 0.1 s since the start
     ops: int = 0
     latency_us_total: int = 0
     hist: list[int] = field(default_factory=lambda: [0] * len(_HIST_BOUNDS))
@@ -180,7 +179,6 @@ class LabEngine:
         self.checkpoints: list[Checkpoint] = []
         self.seconds: list[SecondTruth] = []
         self.start_mono = 0.0
-        self._start_ns = 0
         self.start_wall = 0.0
         self.pid = os.getpid()
         self._wt: Any = None
@@ -228,7 +226,6 @@ class LabEngine:
         self._old_switch = sys.getswitchinterval()
         sys.setswitchinterval(0.0005)
         self.start_mono, self.start_wall = time.monotonic(), time.time()
-        self._start_ns = time.perf_counter_ns()
         rate = self.config.write_rate / max(self.config.threads, 1)
         for i in range(self.config.threads):
             worker = _Worker()
@@ -337,14 +334,7 @@ class LabEngine:
             coll[key] = value
             index[index_key] = key  # a random-key index scatters dirty pages like an _id index
             session.commit_transaction()
-            done_ns = time.perf_counter_ns()
-            us = (done_ns - due_ns) // 1000
-            # Completions per tenth of a second: throughput inside a checkpoint shorter than the
-            # one-second bins, which would otherwise dilute a 0.8 s stall with the catch-up after it.
-            tenth = (done_ns - self._start_ns) // 100_000_000
-            if tenth >= len(worker.tenths):
-                worker.tenths.extend([0] * (tenth + 1 - len(worker.tenths)))
-            worker.tenths[tenth] += 1
+            us = (time.perf_counter_ns() - due_ns) // 1000
             key += 1
             batch_keys -= 1
             worker.ops += 1
@@ -496,14 +486,6 @@ class LabEngine:
                 self._conn.reconfigure(new.engine_config() + f",cache_size={new.cache_mb}M")
             self.config = new
 
-    def _tenths(self) -> list[int]:
-        counts = [list(w.tenths) for w in self._workers]
-        total = [0] * max((len(c) for c in counts), default=0)
-        for c in counts:
-            for i, n in enumerate(c):
-                total[i] += n
-        return total
-
     def truth(self) -> dict[str, Any]:
         """The lab's ground truth, JSON-ready."""
         return {
@@ -513,6 +495,5 @@ class LabEngine:
                 {"start": c.start_wall, "end": c.end_wall, "duration_s": c.duration_s} for c in self.checkpoints
             ],
             "seconds": [asdict(s) for s in self.seconds],
-            "tenths": self._tenths(),
             "errors": list(self.errors),
         }

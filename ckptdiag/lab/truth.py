@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ class CheckpointImpact:
 
     start: float
     duration_s: float | None
-    ops_ratio: float | None  # the lower of: worst second's throughput, throughput over the checkpoint; / baseline
+    ops_ratio: float | None  # worst second's throughput / baseline median
     p99_ratio: float | None  # worst second's p99 / baseline median p99
     max_ms: float | None
 
@@ -52,21 +51,10 @@ def _touches(t: float, windows: Sequence[tuple[float, float]], margin: float) ->
     return any(start - margin <= t + 1 and t <= end + margin for start, end in windows)
 
 
-def _window_rate(tenths: Sequence[int], offset_s: float, duration_s: float) -> float | None:
-    """Writes per second completed inside [offset, offset + duration] from 0.1 s counts, or None
-    when the window covers fewer than three whole tenths (too short to say)."""
-    first = math.ceil(offset_s * 10)
-    last = math.floor((offset_s + duration_s) * 10)  # exclusive
-    if last - first < 3 or first < 0 or last > len(tenths):
-        return None
-    return sum(tenths[first:last]) * 10 / (last - first)
-
-
 def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
     """Baseline = seconds at least 2 s away from any checkpoint (after a warm-up); then, for each
     checkpoint, the worst second among those it overlaps (and the one after, where the delayed
-    requests complete), and the throughput over the checkpoint itself (0.1 s resolution: a 0.8 s
-    stall inside one checkpoint is diluted by the catch-up when cut into whole seconds)."""
+    requests complete)."""
     seconds = [s for s in truth["seconds"] if s["t"] >= truth["start"] + warmup_s]
     windows = [(c["start"], c["end"] if c["end"] is not None else c["start"]) for c in truth["checkpoints"]]
     base = [s for s in seconds if not _touches(s["t"], windows, 2.0)]
@@ -79,9 +67,6 @@ def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
         if not inside:
             continue
         ops_ratio = min(s["ops"] for s in inside) / base_ops if base_ops else None
-        rate = _window_rate(truth.get("tenths") or [], start - truth["start"], end - start)
-        if ops_ratio is not None and rate is not None and base_ops:
-            ops_ratio = min(ops_ratio, rate / base_ops)
         worst_p99 = max((s["p99_ms"] for s in inside if s["p99_ms"] is not None), default=None)
         p99_ratio = worst_p99 / base_p99 if worst_p99 is not None and base_p99 else None
         max_ms = max((s["max_ms"] for s in inside if s["max_ms"] is not None), default=None)
