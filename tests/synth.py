@@ -31,6 +31,7 @@ class Server:
     base_mb_s: float = 5.0
     counters: bool = True  # checkpoint statistics exist (False: MMAPv1-like)
     load_stops_at: float | None = None
+    pauses: tuple[tuple[float, float], ...] = ()  # stalls of their own, checkpoint or not
 
     def checkpoints(self) -> list[tuple[float, float]]:
         out = []
@@ -51,6 +52,8 @@ class Server:
         for s, e in cps:
             running_fine |= (fine >= s) & (fine < e)
         stalled = running_fine & self.stall
+        for s, e in self.pauses:
+            stalled |= (fine >= s) & (fine < e)
         ops_fine = np.where(stalled, self.stall_ops, self.ops) * 0.01
         if self.load_stops_at is not None:
             ops_fine[fine >= self.load_stops_at] = 0

@@ -224,3 +224,20 @@ def test_slow_replies_and_skipped_ticks_are_evidence() -> None:
         "1 serverStatus replies took 1 s or more (slowest 2.5 s); 1 checkpoints had one" in n for n in dx.evidence
     )
     assert any("2 sampling ticks skipped" in n for n in dx.evidence)
+
+
+def test_stalls_while_no_checkpoint_runs_are_evidence_not_blamed_on_checkpoints() -> None:
+    # healthy checkpoints; the server stalls twice on its own (eviction of a huge page, a lock):
+    # the checkpoints stay innocent and the verdict ok, and both pauses are listed with their figures
+    dx = run(Server(stall=False, pauses=((100.2, 103.2), (400.5, 401.8))))
+    assert dx.severity == "ok" and not any(e.stall for e in dx.episodes)  # type: ignore[attr-defined]
+    others = dx.other_stalls  # type: ignore[attr-defined]
+    assert [round(o["start"] - 1_700_000_000) for o in others] == [100, 400]
+    assert others[0]["duration_s"] == pytest.approx(3.0) and others[0]["ops_ratio"] < 0.1
+    assert others[0]["write_latency_ratio"] > 2 and others[0]["write_latency_kind"] == "mean"
+    assert any("2 stalls while no checkpoint ran" in note for note in dx.evidence)  # type: ignore[attr-defined]
+    # a stall inside a checkpoint is the checkpoint's, not another one
+    dx = run(Server(stall=False, pauses=((31.0, 32.0),)))
+    assert dx.other_stalls == [] and dx.episodes[0].stall  # type: ignore[attr-defined]
+    # load that goes away is not a stall
+    assert run(Server(stall=False, load_stops_at=200.5)).other_stalls == []  # type: ignore[attr-defined]

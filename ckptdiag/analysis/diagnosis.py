@@ -27,6 +27,7 @@ Thresholds (documented in docs/analysis.md; each is a module constant):
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -249,6 +250,8 @@ class Diagnosis:
     ops_s_mean: float | None = None  # over the whole window, checkpoints included
     writes_s_mean: float | None = None
     timeline: pd.DataFrame | None = None
+    # stalls while no checkpoint ran (same yardstick): something else held the server up
+    other_stalls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def stalls(self) -> int:
@@ -346,6 +349,15 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
     ckpt_period, cv = period(episodes)
     samples_period = _nanmedian(d["dt"].to_numpy())
     evidence = _evidence(d, episodes, gaps, restarts, samples_period)
+    others = _other_stalls(t, cols, _affected(t, episodes, 0.0, IMPACT_GRACE_S), whole)
+    if others:
+        first = others[0]
+        evidence.append(
+            f"{len(others)} stall{'s' if len(others) != 1 else ''} while no checkpoint ran (the same "
+            f"yardstick: writes at most {STALL_OPS_RATIO * 100:.0f} % of the baseline, write latency "
+            f"{STALL_LATENCY_RATIO:g}x or more): not the checkpoints; the first at {_hms(first['start'])} UTC, "
+            f"{first['duration_s']:.0f} s"
+        )
     diagnosis = Diagnosis(
         start=float(t[0]),
         end=float(t[-1]),
@@ -367,6 +379,7 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
         settings=settings,
         ops_s_mean=_nanmean(cols["ops_s"]),
         writes_s_mean=_nanmean(cols["writes_s"]),
+        other_stalls=others,
     )
     diagnosis.summary = summary_sentence(diagnosis)
     diagnosis.timeline = timeline(d, episodes, disk, TIMELINE_POINTS)
@@ -503,6 +516,53 @@ def _impact(e: Episode, t: np.ndarray, cols: dict[str, np.ndarray], base_rows: n
     if app_wait >= STALL_APP_WAIT_MS:
         e.stall = True
         e.reasons.append("application threads waited for cache")
+
+
+def _hms(epoch_s: float) -> str:
+    return dt.datetime.fromtimestamp(epoch_s, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _other_stalls(
+    t: np.ndarray, cols: dict[str, np.ndarray], episodes_mask: np.ndarray, whole: Baseline
+) -> list[dict[str, Any]]:
+    """Runs of samples away from every checkpoint that stall by the episodes' own yardstick,
+    against the whole window's baseline: writes at most STALL_OPS_RATIO of it with latency up
+    STALL_LATENCY_RATIO or nothing completing, and the load back within RECOVERY_WINDOW_S."""
+    base_ops = whole.ops_s
+    if base_ops is None or base_ops < MIN_BASELINE_OPS or t.size < 3:
+        return []
+    ops = cols["ops_s"]
+    use_p99 = whole.write_p99_ms is not None and np.isfinite(cols["write_p99_ms"]).any()
+    lat, base_lat = (
+        (cols["write_p99_ms"], whole.write_p99_ms) if use_p99 else (cols["write_lat_ms"], whole.write_lat_ms)
+    )
+    with np.errstate(invalid="ignore"):
+        low = ops <= STALL_OPS_RATIO * base_ops
+        slow = (ops == 0) | (lat >= STALL_LATENCY_RATIO * base_lat if base_lat else np.zeros(t.size, dtype=bool))
+    flagged = low & slow & ~episodes_mask
+    flagged[0] = False  # the first sample has no interval
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], flagged.astype(np.int8), [0]))))
+    out: list[dict[str, Any]] = []
+    for lo, hi in zip(edges[::2], edges[1::2], strict=True):  # rows lo..hi-1
+        after = _nanmedian(ops[hi : int(np.searchsorted(t, t[hi - 1] + RECOVERY_WINDOW_S, side="right"))])
+        if after is not None and after < RECOVERY_RATIO * base_ops:
+            continue  # the load went away: not a stall
+        rows = slice(lo, hi)
+        out.append(
+            {
+                "start": float(t[lo - 1]),
+                "end": float(t[hi - 1]),
+                "duration_s": float(t[hi - 1] - t[lo - 1]),
+                "ops_ratio": _ratio(_nanmin(ops[rows]), base_ops),
+                "write_latency_ratio": _ratio(_nanmax(lat[rows]), base_lat),
+                "write_latency_kind": "p99" if use_p99 else "mean",
+                "app_evicted_pages": float(np.nansum(cols["app_evict"][rows])),
+                "app_wait_ms": float(np.nansum(cols["app_wait_ms"][rows])),
+                "dirty_pct_peak": _nanmax(cols["dirty_pct"][rows]),
+                "queued_writers_max": _nanmax(cols["queue_writers"][rows]),
+            }
+        )
+    return out
 
 
 def hurts(e: Episode) -> bool:

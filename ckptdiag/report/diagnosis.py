@@ -108,6 +108,9 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"p50": _num(float(np.median(values))), "max": _num(max(values))}
 
 
+OTHER_STALLS_LISTED = 100  # a window full of them lists this many (and counts them all)
+
+
 def to_document(r: Report) -> dict[str, Any]:
     """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN)."""
     dx, source, facts, advice = r.dx, r.source, r.facts, r.advice
@@ -151,6 +154,13 @@ def to_document(r: Report) -> dict[str, Any]:
             "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
         },
         "eviction": {k: (_num(v) if not isinstance(v, dict) else v) for k, v in dx.eviction.items()},
+        "other_stalls": {
+            "count": len(dx.other_stalls),
+            "listed": [
+                _clean({**o, "start": iso(o["start"]), "end": iso(o["end"])})
+                for o in dx.other_stalls[:OTHER_STALLS_LISTED]
+            ],
+        },
         "advice": _clean(advice.to_json()) if advice else None,
         "recommendations": [_clean(x.to_json()) for x in advice.recommendations] if advice else [],
     }
