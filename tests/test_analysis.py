@@ -241,3 +241,16 @@ def test_stalls_while_no_checkpoint_runs_are_evidence_not_blamed_on_checkpoints(
     assert dx.other_stalls == [] and dx.episodes[0].stall  # type: ignore[attr-defined]
     # load that goes away is not a stall
     assert run(Server(stall=False, load_stops_at=200.5)).other_stalls == []  # type: ignore[attr-defined]
+
+
+def test_a_stall_outside_checkpoints_says_what_the_counters_saw() -> None:
+    # the lab's own pauses: updates in cache reach eviction_updates_target (half the dirty target)
+    # and eviction of those pages holds writers up
+    frame = Server(stall=False, pauses=((100.2, 103.2),)).frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    frame["cache.updates_bytes"] = np.where((rel >= 95) & (rel <= 101), 0.026, 0.01) * 2**30
+    dx = diagnose(derive(frame), ServerFacts(version="7.0.0"))
+    (other,) = dx.other_stalls
+    assert other["updates_pct_peak"] == pytest.approx(2.6)
+    assert other["seen"] == ["updates in cache at the eviction updates target (2.5 %)"]
+    assert "(updates in cache at the eviction updates target (2.5 %))" in dx.evidence[-1]

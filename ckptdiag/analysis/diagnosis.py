@@ -349,14 +349,15 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
     ckpt_period, cv = period(episodes)
     samples_period = _nanmedian(d["dt"].to_numpy())
     evidence = _evidence(d, episodes, gaps, restarts, samples_period)
-    others = _other_stalls(t, cols, _affected(t, episodes, 0.0, IMPACT_GRACE_S), whole)
+    cols["updates_pct"] = d["updates_pct"].to_numpy()
+    others = _other_stalls(t, cols, _affected(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings)
     if others:
         first = others[0]
         evidence.append(
             f"{len(others)} stall{'s' if len(others) != 1 else ''} while no checkpoint ran (the same "
             f"yardstick: writes at most {STALL_OPS_RATIO * 100:.0f} % of the baseline, write latency "
             f"{STALL_LATENCY_RATIO:g}x or more): not the checkpoints; the first at {_hms(first['start'])} UTC, "
-            f"{first['duration_s']:.0f} s"
+            f"{first['duration_s']:.0f} s" + (f" ({'; '.join(first['seen'])})" if first["seen"] else "")
         )
     diagnosis = Diagnosis(
         start=float(t[0]),
@@ -523,7 +524,7 @@ def _hms(epoch_s: float) -> str:
 
 
 def _other_stalls(
-    t: np.ndarray, cols: dict[str, np.ndarray], episodes_mask: np.ndarray, whole: Baseline
+    t: np.ndarray, cols: dict[str, np.ndarray], episodes_mask: np.ndarray, whole: Baseline, settings: EvictionSettings
 ) -> list[dict[str, Any]]:
     """Runs of samples away from every checkpoint that stall by the episodes' own yardstick,
     against the whole window's baseline: writes at most STALL_OPS_RATIO of it with latency up
@@ -548,6 +549,20 @@ def _other_stalls(
         if after is not None and after < RECOVERY_RATIO * base_ops:
             continue  # the load went away: not a stall
         rows = slice(lo, hi)
+        updates_peak = _nanmax(cols["updates_pct"][lo - 1 : hi])  # it may have just been evicted
+        dirty_peak = _nanmax(cols["dirty_pct"][rows])
+        app_evicted = float(np.nansum(cols["app_evict"][rows]))
+        app_wait = float(np.nansum(cols["app_wait_ms"][rows]))
+        queued = _nanmax(cols["queue_writers"][rows])
+        seen = []  # what the server's own counters show during it (evidence, not proof of cause)
+        if updates_peak is not None and updates_peak >= 0.95 * settings.updates_target:
+            seen.append(f"updates in cache at the eviction updates target ({settings.updates_target:g} %)")
+        if dirty_peak is not None and dirty_peak >= settings.dirty_trigger:
+            seen.append(f"dirty cache at the dirty trigger ({settings.dirty_trigger:g} %)")
+        if app_evicted > 0 or app_wait > 0:
+            seen.append("application threads evicting or waiting for cache")
+        if queued:
+            seen.append("writers queued for tickets")
         out.append(
             {
                 "start": float(t[lo - 1]),
@@ -556,10 +571,12 @@ def _other_stalls(
                 "ops_ratio": _ratio(_nanmin(ops[rows]), base_ops),
                 "write_latency_ratio": _ratio(_nanmax(lat[rows]), base_lat),
                 "write_latency_kind": "p99" if use_p99 else "mean",
-                "app_evicted_pages": float(np.nansum(cols["app_evict"][rows])),
-                "app_wait_ms": float(np.nansum(cols["app_wait_ms"][rows])),
-                "dirty_pct_peak": _nanmax(cols["dirty_pct"][rows]),
-                "queued_writers_max": _nanmax(cols["queue_writers"][rows]),
+                "app_evicted_pages": app_evicted,
+                "app_wait_ms": app_wait,
+                "dirty_pct_peak": dirty_peak,
+                "updates_pct_peak": updates_peak,
+                "queued_writers_max": queued,
+                "seen": seen,
             }
         )
     return out
