@@ -31,7 +31,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "stall",
             "dirty data allowed to build up (dirty 40/60 %) in a 4 GB cache at 12k inserts/s of ~1 KB, 45 s "
-            "checkpoints: each must write and sync ~0.5-1 GB at once, and the journal waits behind it",
+            "checkpoints: each writes ~0.5-1 GB at once (p99 10x and more); updates pile up to the updates "
+            "target (half the dirty one) and are evicted in bursts that pause writes up to a second",
             LabConfig(
                 cache_mb=4096,
                 checkpoint_s=45,
