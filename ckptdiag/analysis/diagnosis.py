@@ -549,7 +549,8 @@ def _other_stalls(
         if after is not None and after < RECOVERY_RATIO * base_ops:
             continue  # the load went away: not a stall
         rows = slice(lo, hi)
-        updates_peak = _nanmax(cols["updates_pct"][lo - 1 : hi])  # it may have just been evicted
+        # the sample before too: at 1 Hz the eviction that froze writes began in the interval before
+        updates_peak = _nanmax(cols["updates_pct"][max(lo - 2, 0) : hi])
         dirty_peak = _nanmax(cols["dirty_pct"][rows])
         app_evicted = float(np.nansum(cols["app_evict"][rows]))
         app_wait = float(np.nansum(cols["app_wait_ms"][rows]))
@@ -714,7 +715,8 @@ def summary_sentence(dx: Diagnosis) -> str:
         return "no checkpoint finished in the window" + (
             "" if dx.severity == "ok" else f"; {dx.findings[-1]}" if dx.findings else ""
         )
-    focus = [e for e in done if e.stall] or [e for e in done if hurts(e)] or done
+    # a server judged ok is described by its usual checkpoint, one that hurts by those that hurt
+    focus = done if dx.severity == "ok" else [e for e in done if e.stall] or [e for e in done if hurts(e)] or done
     durations = [float(e.duration_s) for e in focus if e.duration_s is not None]
     written = [float(e.bytes_written) for e in focus if e.bytes_written is not None]
     every = f"every {dx.checkpoint_period_s:.0f} s " if dx.checkpoint_period_s else ""
@@ -727,7 +729,11 @@ def summary_sentence(dx: Diagnosis) -> str:
     ops = _figures(focus, "ops_ratio")
     lats = _figures(focus, "write_latency_ratio")
     if dx.severity == "ok" or not any(hurts(e) for e in focus):
-        parts.append("no stall" if not ops else f"throughput holds ({100 * float(np.median(ops)):.0f} % of usual)")
+        if not ops:
+            parts.append("no stall")
+        else:
+            worst = f"; {100 * min(ops):.0f} % in the worst" if min(ops) <= HURT_OPS_RATIO else ""
+            parts.append(f"throughput holds ({100 * float(np.median(ops)):.0f} % of usual{worst})")
         if lats and float(np.median(lats)) >= HURT_LATENCY_RATIO:
             kind = focus[0].impact.get("write_latency_kind") or "mean"
             parts.append(f"{kind} write latency peaks {float(np.median(lats)):.1f}x")
