@@ -54,6 +54,7 @@ CRITICAL_STALL_SHARE = 0.25
 WARN_HURT_SHARE = 0.25
 UTIL_SATURATED_PCT = 90.0
 SLOW_REPLY_MS = 1000.0
+UPDATES_NEAR_TARGET = 0.95  # eviction starts at the target: the last sample before shows just under it
 
 
 @dataclass
@@ -556,7 +557,7 @@ def _other_stalls(
         app_wait = float(np.nansum(cols["app_wait_ms"][rows]))
         queued = _nanmax(cols["queue_writers"][rows])
         seen = []  # what the server's own counters show during it (evidence, not proof of cause)
-        if updates_peak is not None and updates_peak >= 0.95 * settings.updates_target:
+        if updates_peak is not None and updates_peak >= UPDATES_NEAR_TARGET * settings.updates_target:
             seen.append(f"updates in cache at the eviction updates target ({settings.updates_target:g} %)")
         if dirty_peak is not None and dirty_peak >= settings.dirty_trigger:
             seen.append(f"dirty cache at the dirty trigger ({settings.dirty_trigger:g} %)")
