@@ -227,3 +227,48 @@ def test_columns_of_concatenated_gzip_members_and_an_empty_recording(tmp_path: P
     empty.write_text(json.dumps(_header()) + "\n")
     _frames_agree(empty)
     assert read_recording(empty, columns=True).to_frame().empty
+
+
+def test_the_scanner_reads_every_number_a_json_parser_reads() -> None:
+    # random lines: nested objects and lists, integers and floats in every JSON spelling, strings
+    # full of digits, escapes and quotes; the scanner's numbers (document order) are the parser's
+    import random
+
+    import numpy as np
+
+    from ckptdiag import recording
+
+    if recording._jsonl is None:
+        pytest.skip("compiled scanner not built")
+    rng = random.Random(7)
+
+    def value(depth: int) -> object:
+        kind = rng.randrange(8 if depth < 3 else 5)
+        if kind == 0:
+            return rng.randint(-(10**18), 10**18)
+        if kind == 1:
+            return rng.choice([0.0, -0.0, 1e-7, 123.456, -2.5e300, rng.uniform(-1e6, 1e6)])
+        if kind == 2:
+            return "".join(rng.choice('ab 1-2.3e\\"\n\t{}[],:') for _ in range(rng.randrange(12)))
+        if kind == 3:
+            return rng.choice([True, False, None])
+        if kind == 4:
+            return rng.randint(0, 99)
+        if kind == 5:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {f"k{i}\\{rng.randrange(9)}": value(depth + 1) for i in range(rng.randrange(4))}
+
+    lines = [json.dumps({"type": "sample", "v": value(0)}) for _ in range(400)]
+    lines.append('{"x": 1E+2, "y": -0.5e-3, "z": [1e2]}')  # spellings json.dumps does not write
+    text = ("\n".join(lines) + "\n").encode()
+    values_raw, lines_raw = recording._jsonl.scan(text, len(text))
+    values = np.frombuffer(values_raw, dtype=np.float64)
+    table = np.frombuffer(lines_raw, dtype=np.int64).reshape(-1, 5)
+    assert len(table) == len(lines)
+    for (start, stop, _hash, count, first), line in zip(table.tolist(), lines, strict=True):
+        expected = [
+            float(v) for _, v in recording._leaves(json.loads(line)) if v is not None and not isinstance(v, bool)
+        ]
+        assert text[start:stop].decode() == line
+        assert count == len(expected)
+        assert values[first : first + count].tolist() == expected
