@@ -464,6 +464,8 @@ def lab_options(func: F) -> F:
         click.option("--eviction-trigger", type=click.IntRange(10, 99), default=None),
         click.option("--eviction-dirty-target", type=click.IntRange(1, 99), default=None),
         click.option("--eviction-dirty-trigger", type=click.IntRange(1, 99), default=None),
+        click.option("--eviction-updates-target", type=click.IntRange(1, 99), default=None),
+        click.option("--eviction-updates-trigger", type=click.IntRange(1, 99), default=None),
         click.option("--eviction-threads-min", type=click.IntRange(1, 20), default=None),
         click.option("--eviction-threads-max", type=click.IntRange(1, 20), default=None),
         click.option("--write-rate", type=click.IntRange(100, 1_000_000), default=None, help="Inserts per second."),

@@ -178,6 +178,12 @@ def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenar
             "eviction_target must be below eviction_trigger",
             f"got {config.eviction_target} and {config.eviction_trigger}",
         )
+    updates = (config.eviction_updates_target, config.eviction_updates_trigger)
+    if all(updates) and updates[0] >= updates[1]:
+        raise UsageError(
+            "eviction_updates_target must be below eviction_updates_trigger",
+            f"got {updates[0]} and {updates[1]}",
+        )
     if config.eviction_threads_min > config.eviction_threads_max:
         raise UsageError(
             "eviction threads_min must not exceed threads_max",

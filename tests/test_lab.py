@@ -166,6 +166,32 @@ def test_bad_overrides_are_usage_errors() -> None:
     assert proc.returncode == 2 and "choose from: healthy, stall" in proc.stderr
 
 
+def test_every_setting_a_recommendation_can_change_reaches_the_lab(tmp_path: Path) -> None:
+    # demo --verify applies advice.lab_overrides through `lab serve` flags: none may be dropped
+    from dataclasses import fields
+
+    base = get_scenario("stall").config
+    changed = {
+        "checkpoint_s": 15.0,
+        "cache_mb": 1024,
+        "eviction_target": 70,
+        "eviction_trigger": 90,
+        "eviction_dirty_target": 5,
+        "eviction_dirty_trigger": 20,
+        "eviction_updates_target": 2,
+        "eviction_updates_trigger": 10,
+        "eviction_threads_min": 8,
+        "eviction_threads_max": 8,
+    }
+    assert set(changed) <= {f.name for f in fields(base)}
+    cmd = serve_command(get_scenario("stall"), base.with_overrides(**changed), tmp_path / "t.json", None)
+    for name, value in changed.items():
+        flag = "--" + name.replace("_", "-").replace("checkpoint-s", "checkpoint-interval")
+        assert cmd[cmd.index(flag) + 1] == str(value), name
+    proc = ckptdiag("demo", "--eviction-updates-target", "12", "--eviction-updates-trigger", "10")
+    assert proc.returncode == 2 and "eviction_updates_target must be below eviction_updates_trigger" in proc.stderr
+
+
 def test_healthy_lab_is_ok_and_every_ground_truth_checkpoint_is_found(tmp_path: Path) -> None:
     from ckptdiag.lab.truth import match, summarize
 

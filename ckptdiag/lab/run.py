@@ -82,6 +82,8 @@ def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_di
         "eviction_trigger": "--eviction-trigger",
         "eviction_dirty_target": "--eviction-dirty-target",
         "eviction_dirty_trigger": "--eviction-dirty-trigger",
+        "eviction_updates_target": "--eviction-updates-target",
+        "eviction_updates_trigger": "--eviction-updates-trigger",
         "eviction_threads_min": "--eviction-threads-min",
         "eviction_threads_max": "--eviction-threads-max",
         "write_rate": "--write-rate",
