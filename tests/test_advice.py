@@ -244,3 +244,45 @@ def test_healthy_report_says_no_change() -> None:
     report = Report(dx, {"kind": "recording", "path": "x"}, facts, advice)
     assert to_document(report)["recommendations"] == []
     assert "no change" in render_text(report)
+
+
+def _update_burst_frame(updates_fraction_at_pause: float) -> Any:
+    # healthy checkpoints; writes stop for 3 s between two of them while the updates in cache are
+    # at their eviction target (the lab's own pauses: docs/lab.md)
+    frame = Server(stall=False, pauses=((100.2, 103.2),)).frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    import numpy as np
+
+    frame["cache.updates_bytes"] = np.where((rel >= 95) & (rel <= 101), updates_fraction_at_pause, 0.01) * GB
+    return frame
+
+
+def test_stalls_at_the_updates_target_get_an_earlier_updates_target() -> None:
+    facts = _facts("8.0.4", config_string="eviction_dirty_target=8,eviction_dirty_trigger=30")
+    dx = diagnose(derive(_update_burst_frame(0.04)), facts)  # updates target: half of 8 % = 4 %
+    assert dx.severity == "warn" and dx.stalls == 0
+    advice = recommend(dx, facts)
+    rec = _by_id(advice)["eviction-updates-target"]
+    assert rec.current == {"eviction_updates_target": 4.0} and rec.recommended == {"eviction_updates_target": 2}
+    assert "(half the dirty target)" in rec.current_source
+    assert rec.apply_runtime == (
+        'db.adminCommand({setParameter: 1, wiredTigerEngineRuntimeConfig: "eviction_updates_target=2"})'
+    )
+    assert rec.revert_runtime.endswith('"eviction_updates_target=4"})')
+    assert "eviction_updates_target=2" in (rec.apply_config or "") and "eviction_dirty_target=8" in rec.apply_config
+    assert advice.lab_overrides == {"eviction_updates_target": 2}
+    assert "writes stalled 1 time while no checkpoint ran" in rec.evidence[0]
+
+
+def test_updates_target_rule_stays_quiet_where_it_does_not_apply() -> None:
+    # 4.2 has no updates knobs; a default dirty target already gives 2.5 %; pauses with the
+    # updates far from the target are something else
+    for version, config, fraction in (
+        ("4.2.12", "eviction_dirty_target=8,eviction_dirty_trigger=30", 0.04),
+        ("8.0.4", "", 0.026),
+        ("8.0.4", "eviction_dirty_target=8,eviction_dirty_trigger=30", 0.01),
+    ):
+        facts = _facts(version, config_string=config)
+        dx = diagnose(derive(_update_burst_frame(fraction)), facts)
+        assert dx.severity == "warn"
+        assert "eviction-updates-target" not in _by_id(recommend(dx, facts)), (version, config, fraction)

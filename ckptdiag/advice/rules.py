@@ -204,6 +204,10 @@ def recommend(dx: Diagnosis, facts: ServerFacts) -> Advice:
         rec = rule(dx, cur)
         if rec is not None:
             recs.append(rec)
+    if not any(r.id == "eviction-dirty" for r in recs):  # a dirty target back at 5 % halves to 2.5 % anyway
+        rec = _update_bursts(dx, cur)
+        if rec is not None:
+            recs.append(rec)
     recs.extend(_notes(dx, cur))
     advice = Advice(recs, _summary(recs), cur)
     _combine(advice)
@@ -569,6 +573,55 @@ def _updates(dx: Diagnosis, cur: Current) -> Recommendation | None:
             {"eviction_updates_trigger": f"{ev.updates_trigger:g}"},
         ),
         lab={"eviction_updates_trigger": int(ev.dirty_trigger)},
+    )
+
+
+def _update_bursts(dx: Diagnosis, cur: Current) -> Recommendation | None:
+    """4.4+: writes stall while no checkpoint runs, as the updates in cache reach their eviction
+    target (half the dirty target unless set): lower it, so updates are evicted a little at a time."""
+    if not cur.has_updates_knobs:
+        return None
+    ev = cur.eviction
+    cache = cur.cache_bytes.value
+    hit = [o for o in dx.other_stalls if o.get("updates_at_target")]
+    new = math.floor(DEFAULT_DIRTY_TARGET / 2)  # WiredTiger takes whole percents
+    # at or under WiredTiger's default ratio already: the pauses are not this setting's doing
+    if not hit or ev.updates_target <= DEFAULT_DIRTY_TARGET / 2 or new >= ev.updates_trigger:
+        return None
+    first = hit[0]
+    size = f" ({_mb(ev.updates_target / 100 * cache)} of a {_mb(cache)} cache)" if cache else ""
+    derived = ev.updates_target == ev.dirty_target / 2  # WiredTiger's own derivation (or set alike)
+    return Recommendation(
+        id="eviction-updates-target",
+        kind="setting",
+        setting="eviction_updates_target",
+        title=f"Evict updates earlier: updates target {new} % instead of {ev.updates_target:g} %",
+        current={"eviction_updates_target": ev.updates_target},
+        current_source=ev.source + (" (half the dirty target)" if derived else ""),
+        recommended={"eviction_updates_target": new},
+        evidence=[
+            f"writes stalled {len(hit)} time{'s' if len(hit) != 1 else ''} while no checkpoint ran, with the updates "
+            f"in cache at their eviction target {ev.updates_target:g} %{size}",
+            f"the first: {first['duration_s']:.0f} s, writes at {100 * (first['ops_ratio'] or 0):.0f} % of the "
+            f"baseline, write latency {first['write_latency_ratio'] or 0:.0f}x",
+        ],
+        predicted={"eviction_updates_target": new},
+        predicted_text=(
+            "eviction takes update chains a few pages at a time from "
+            f"{new} % of the cache instead of in a burst at {ev.updates_target:g} %: no second-long page-lock waits"
+        ),
+        tradeoffs=[
+            "eviction threads work on update chains continuously: more CPU, and pages updated again are rewritten",
+            f"it stays below the updates trigger ({ev.updates_trigger:g} %), where application threads evict",
+        ],
+        confidence="medium",
+        confidence_why="the stalls coincide with the updates reaching the target in this run's counters",
+        **_engine(
+            cur,
+            {"eviction_updates_target": f"{new}"},
+            {"eviction_updates_target": f"{ev.updates_target:g}"},
+        ),
+        lab={"eviction_updates_target": new},
     )
 
 

@@ -346,12 +346,12 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
     for e in episodes:
         _impact(e, t, cols, base_rows, whole)
     eviction = _eviction(d, settings, facts.version)
-    severity, findings = _verdict(episodes, eviction, settings)
+    cols["updates_pct"] = d["updates_pct"].to_numpy()
+    others = _other_stalls(t, cols, _affected(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings)
+    severity, findings = _verdict(episodes, eviction, settings, others)
     ckpt_period, cv = period(episodes)
     samples_period = _nanmedian(d["dt"].to_numpy())
     evidence = _evidence(d, episodes, gaps, restarts, samples_period)
-    cols["updates_pct"] = d["updates_pct"].to_numpy()
-    others = _other_stalls(t, cols, _affected(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings)
     if others:
         first = others[0]
         evidence.append(
@@ -557,7 +557,8 @@ def _other_stalls(
         app_wait = float(np.nansum(cols["app_wait_ms"][rows]))
         queued = _nanmax(cols["queue_writers"][rows])
         seen = []  # what the server's own counters show during it (evidence, not proof of cause)
-        if updates_peak is not None and updates_peak >= UPDATES_NEAR_TARGET * settings.updates_target:
+        at_updates = updates_peak is not None and updates_peak >= UPDATES_NEAR_TARGET * settings.updates_target
+        if at_updates:
             seen.append(f"updates in cache at the eviction updates target ({settings.updates_target:g} %)")
         if dirty_peak is not None and dirty_peak >= settings.dirty_trigger:
             seen.append(f"dirty cache at the dirty trigger ({settings.dirty_trigger:g} %)")
@@ -577,6 +578,7 @@ def _other_stalls(
                 "app_wait_ms": app_wait,
                 "dirty_pct_peak": dirty_peak,
                 "updates_pct_peak": updates_peak,
+                "updates_at_target": at_updates,
                 "queued_writers_max": queued,
                 "seen": seen,
             }
@@ -591,8 +593,11 @@ def hurts(e: Episode) -> bool:
     return e.stall or (ops is not None and ops <= HURT_OPS_RATIO)
 
 
-def _verdict(episodes: list[Episode], eviction: dict[str, Any], settings: EvictionSettings) -> tuple[str, list[str]]:
-    """The severity and the findings behind it: the episodes' cost, then eviction pressure."""
+def _verdict(
+    episodes: list[Episode], eviction: dict[str, Any], settings: EvictionSettings, others: list[dict[str, Any]]
+) -> tuple[str, list[str]]:
+    """The severity and the findings behind it: the episodes' cost, eviction pressure, then stalls
+    while no checkpoint ran (at most a warning: they are not the checkpoints')."""
     findings: list[str] = []
     n = len(episodes)
     stalls = sum(e.stall for e in episodes)
@@ -617,6 +622,14 @@ def _verdict(episodes: list[Episode], eviction: dict[str, Any], settings: Evicti
         findings.append(f"application threads evicted {eviction['app_evicted_pages']:,.0f} pages")
     if severity == "ok" and (eviction["seconds_over_dirty_trigger"] or eviction["app_evicted_pages"]):
         severity = "warn"
+    if others:
+        at_updates = sum(o["updates_at_target"] for o in others)
+        findings.append(
+            f"writes stalled {len(others)} time{'s' if len(others) != 1 else ''} while no checkpoint ran"
+            + (f"; {at_updates} with the updates in cache at their eviction target" if at_updates else "")
+        )
+        if severity == "ok":
+            severity = "warn"
     return severity, findings
 
 
