@@ -366,14 +366,8 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     from ckptdiag.sources.diskstats import _FIELD_NAMES
 
     n = len(samples)
-    columns: dict[str, np.ndarray] = {}
-
-    def column(name: str) -> np.ndarray:
-        found = columns.get(name)
-        if found is None:
-            found = columns[name] = np.full(n, np.nan)
-        return found
-
+    store = _Columns(n)
+    columns, column = store.data, store.column
     for name in _BASE:
         columns[name] = np.array([s.get(name, 0 if name == "skipped" else None) for s in samples], dtype="float64")
     columns["wt_missing"] = np.array([bool(s.get("wt_missing", False)) for s in samples])
@@ -504,27 +498,25 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
     for i, key in enumerate(zip(lines[:, 2].tolist(), lines[:, 3].tolist(), keys.tolist(), strict=True)):
         shapes.setdefault(key, []).append(i)
     kinds = np.zeros(len(lines), dtype=np.int8)  # 1: sample
-    parsed: dict[tuple[int, int, int], dict[str, Any] | None] = {}
+    sample_shapes: list[tuple[list[int], dict[str, Any]]] = []
     events: list[tuple[int, dict[str, Any]]] = []
-    for key, members in shapes.items():
+    for members in shapes.values():
         start, stop = lines[members[0], 0], lines[members[0], 1]
         try:
             obj = _loads(text[start:stop])
         except ValueError:
             rec.damaged_lines += len(members)  # same shape, same fate: none of them is JSON
-            parsed[key] = None
             continue
-        parsed[key] = obj if isinstance(obj, dict) else None
-        if parsed[key] is not None and obj.get("type") == "sample":
+        if not isinstance(obj, dict):
+            continue
+        if obj.get("type") == "sample":
             kinds[members] = 1
-        elif parsed[key] is not None and obj.get("type") == "event":
+            sample_shapes.append((members, obj))
+        elif obj.get("type") == "event":
             events += [(i, _loads(text[lines[i, 0] : lines[i, 1]])) for i in members]  # few: each
     rows_of = np.cumsum(kinds) - 1
     cols = _Columns(int(kinds.sum()))
-    for key, members in shapes.items():
-        obj = parsed[key]
-        if obj is None or obj.get("type") != "sample":
-            continue
+    for members, obj in sample_shapes:
         idx = np.asarray(members)
         rows = rows_of[idx]
         count = int(lines[members[0], 3])

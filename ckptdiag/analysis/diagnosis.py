@@ -27,7 +27,6 @@ Thresholds (documented in docs/analysis.md; each is a module constant):
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.episodes import Episode, find_episodes, period
+from ckptdiag.recording import utc_iso
 
 BASELINE_CLEAR_BEFORE_S = 2.0
 BASELINE_CLEAR_AFTER_S = 3.0
@@ -357,7 +357,7 @@ def diagnose(d: pd.DataFrame, facts: ServerFacts, *, gaps: int = 0, restarts: in
         evidence.append(
             f"{len(others)} stall{'s' if len(others) != 1 else ''} while no checkpoint ran (the same "
             f"yardstick: writes at most {STALL_OPS_RATIO * 100:.0f} % of the baseline, write latency "
-            f"{STALL_LATENCY_RATIO:g}x or more): not the checkpoints; the first at {_hms(first['start'])} UTC, "
+            f"{STALL_LATENCY_RATIO:g}x or more): not the checkpoints; the first at {utc_iso(first['start'])}, "
             f"{first['duration_s']:.0f} s" + (f" ({'; '.join(first['seen'])})" if first["seen"] else "")
         )
     diagnosis = Diagnosis(
@@ -518,10 +518,6 @@ def _impact(e: Episode, t: np.ndarray, cols: dict[str, np.ndarray], base_rows: n
     if app_wait >= STALL_APP_WAIT_MS:
         e.stall = True
         e.reasons.append("application threads waited for cache")
-
-
-def _hms(epoch_s: float) -> str:
-    return dt.datetime.fromtimestamp(epoch_s, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _other_stalls(
