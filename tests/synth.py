@@ -32,6 +32,7 @@ class Server:
     counters: bool = True  # checkpoint statistics exist (False: MMAPv1-like)
     load_stops_at: float | None = None
     pauses: tuple[tuple[float, float], ...] = ()  # stalls of their own, checkpoint or not
+    flag_lag_s: float = 0.0  # the running flag/progress state stays up this long after the end
 
     def checkpoints(self) -> list[tuple[float, float]]:
         out = []
@@ -92,7 +93,7 @@ class Server:
             done = np.searchsorted(ends, rel, side="right")
             total = np.concatenate(([0.0], np.cumsum(durations)))[done]
             recent = np.concatenate(([0.0], durations))[done]
-            running = (begun > done).astype("float64")
+            running = (begun > np.searchsorted(ends + self.flag_lag_s, rel, side="right")).astype("float64")
             written = cum(np.where(running_fine, self.mb_per_s * 0.01 * 2**20, 0.0))
             frame["ckpt.count"] = begun
             frame["ckpt.running"] = running

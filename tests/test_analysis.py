@@ -109,6 +109,18 @@ def test_a_checkpoint_shorter_than_a_sample_is_found_and_placed_by_its_own_timin
         assert e.duration_s == pytest.approx(0.2)
 
 
+def test_the_end_is_where_total_time_moved_even_with_the_progress_state_still_up() -> None:
+    # 7.1+ engines record the checkpoint's time before they clear its progress state: a sample
+    # can show the new total with the state still set (the lab's 18 s checkpoints did)
+    server = Server(duration=18.0, first_start=45.5, period=63.0, seconds=280, flag_lag_s=0.8)
+    dx = run(server)
+    assert len(dx.episodes) == len(server.checkpoints()) == 4  # type: ignore[attr-defined]
+    for e, (s, _) in zip(dx.episodes, server.checkpoints(), strict=True):  # type: ignore[attr-defined]
+        assert e.duration_s == pytest.approx(18.0)
+        assert e.exact_duration
+        assert abs(e.start - 1_700_000_000 - s) <= 1.0
+
+
 def test_every_few_seconds_and_back_to_back_checkpoints() -> None:
     for server in (Server(period=5.0, duration=1.0), Server(period=3.0, duration=2.6, seconds=120)):
         dx = run(server)

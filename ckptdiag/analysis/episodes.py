@@ -90,17 +90,22 @@ def _from_counters(d: pd.DataFrame) -> list[Episode]:
         nxt = int(events[pos + 1]) if pos + 1 < events.size else n
         count = max(int(starts[i]), 1)
         truncated = bool(orphan[i] and starts[i] == 0)
-        # where it ended: the first sample (from i on) at which the flag is down, else the first
-        # at which total time moved; never past the next start
+        # where it ended: the first sample (from i on) at which the flag is down or, after i,
+        # total time moved, whichever comes first (the server records the time before it clears
+        # its progress state: the lab's 8.0 engine showed the state still set in the sample whose
+        # total had moved); never past the next start. Total time moving at i itself may be an
+        # earlier checkpoint's end, so it counts only there with the flag down.
         k: int | None = None
+        moved = np.flatnonzero(np.nan_to_num(total[i:nxt], nan=0.0) > 0)
         if has_flag:
             down = np.flatnonzero(running[i:nxt] == 0)
-            if down.size:
-                k = i + int(down[0])
+            ends = [i + int(down[0])] if down.size else []
+            ends += [i + int(m) for m in moved[moved > 0][:1]]
+            if ends:
+                k = min(ends)
             elif nxt < n:
                 k = nxt
         else:
-            moved = np.flatnonzero(np.nan_to_num(total[i:nxt], nan=0.0) > 0)
             k = i + int(moved[0]) if moved.size else (i if nxt < n or i < n - 1 else None)
         if k is None:  # still running at the end of the window
             a0 = t[i] if truncated else prev_t[i]
