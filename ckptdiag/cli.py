@@ -450,7 +450,7 @@ def lab_options(func: F) -> F:
     """Overrides of a lab scenario's settings, so a recommended setting can be tried on it."""
     options = [
         click.option(
-            "--scenario", default="stall", show_default=True, help="healthy, stall, slow-disk or wt-checkpoint."
+            "--scenario", default="stall", show_default=True, help="healthy, stall, dirty-buildup or wt-checkpoint."
         ),
         click.option(
             "--checkpoint-interval",
@@ -469,6 +469,13 @@ def lab_options(func: F) -> F:
         click.option("--eviction-threads-min", type=click.IntRange(1, 20), default=None),
         click.option("--eviction-threads-max", type=click.IntRange(1, 20), default=None),
         click.option("--write-rate", type=click.IntRange(100, 1_000_000), default=None, help="Inserts per second."),
+        click.option(
+            "--disk-mb-s",
+            type=click.IntRange(0, 100_000),
+            default=None,
+            help="Put the data on a disk that writes at most this many MB/s (a throttled loop device; "
+            "needs root; 0: the lab dir's own disk).",
+        ),
         click.option(
             "--lab-dir",
             type=click.Path(file_okay=False, path_type=Path),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag import recording
+from ckptdiag.errors import CkptdiagError
 from ckptdiag.status import ExitStatus
 
 if TYPE_CHECKING:
@@ -307,25 +308,58 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
 
     import_wiredtiger()
     scenario, config = lab_config(request.scenario, request.overrides)
-    engine = LabEngine(config, request.lab_dir)
-    stop = threading.Event()
-    try:
-        engine.start(request.duration or 600)  # the space check plans for 10 minutes when unbounded
-        server = lab_server(engine, request.port).start()
+    planned_s = request.duration or 600  # the space check plans for 10 minutes when unbounded
+    with ExitStack() as stack:
+        base = lab_disk(stack, config, request, planned_s, warn)
+        if config.disk_mb_s and base is None:
+            config = replace(config, disk_mb_s=0)  # the truth file says what really ran
+        engine = LabEngine(config, base or request.lab_dir)
+        stop = threading.Event()
         try:
-            # the handlers go in before the line that tells a waiting client (or test) we serve
-            with stop_signals(lambda reason: stop.set()):
-                warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
-                stop.wait(request.duration)
+            engine.start(planned_s)
+            server = lab_server(engine, request.port).start()
+            try:
+                # the handlers go in before the line that tells a waiting client (or test) we serve
+                with stop_signals(lambda reason: stop.set()):
+                    warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
+                    stop.wait(request.duration)
+            finally:
+                server.stop()
         finally:
-            server.stop()
-    finally:
-        engine.close()
-        if request.truth_out is not None and engine.start_wall:
-            import json
+            engine.close()
+            if request.truth_out is not None and engine.start_wall:
+                import json
 
-            request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
+                request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
     warn("lab stopped; its data directory is removed")
+
+
+def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float, warn: Warn) -> Path | None:
+    """The throttled disk a scenario asks for (``disk_mb_s``), mounted for the run's life; None for
+    the lab dir's own disk. A scenario's own limit falls back with a warning where the disk cannot
+    be made (not root, no loop devices); one asked for on the command line is an error."""
+    import tempfile
+
+    from ckptdiag.lab.engine import check_space, estimated_bytes
+    from ckptdiag.lab.slowdisk import slow_disk, unavailable
+
+    if not config.disk_mb_s:
+        return None
+    reason = unavailable()
+    if reason is not None:
+        if request.overrides.get("disk_mb_s"):
+            raise CkptdiagError(f"cannot make a {config.disk_mb_s} MB/s disk here: {reason}", "leave out --disk-mb-s")
+        warn(
+            f"warning: the {request.scenario} scenario runs on a disk limited to {config.disk_mb_s} MB/s and "
+            f"cannot make one here ({reason}); running on the lab dir's own disk, where its checkpoints may not stall"
+        )
+        return None
+    base = request.lab_dir or Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    need = estimated_bytes(config, planned_s)
+    check_space(base, need)  # the image is sparse: the host holds what the lab writes
+    disk = stack.enter_context(slow_disk(base, config.disk_mb_s, size_bytes=2 * need + 2**30))
+    return disk.mountpoint
 
 
 @dataclass(frozen=True)

@@ -232,44 +232,42 @@ def _epoch(iso_time: str) -> float:
     return dt.datetime.fromisoformat(iso_time.replace("Z", "+00:00")).timestamp()
 
 
-def test_stall_lab_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path) -> None:
-    # how many checkpoints stall varies run to run on a shared machine (docs/lab.md); whatever the
-    # ground truth saw, ckptdiag must find every checkpoint within 1 s and flag every stall
+def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path) -> None:
+    # On its slow disk (root, loop devices: lab/slowdisk.py) the stall scenario's checkpoints stall
+    # writes (the yardstick, in most of them) and ckptdiag must say critical, flag them,
+    # and recommend the shorter interval that shrinks each burst. Without the slow disk the
+    # scenario runs on the lab dir's own disk, where it may not stall at all; either way ckptdiag
+    # must find every checkpoint within 1 s and flag every stall the ground truth saw.
+    from ckptdiag.lab.slowdisk import unavailable
     from ckptdiag.lab.truth import match, summarize
 
+    slow = unavailable() is None
     out = tmp_path / "stall.jsonl.gz"
     proc = ckptdiag(
         "demo",
-        *("--scenario", "stall", "--duration", "100", "--lab-dir", str(tmp_path), "-o", str(out), "--verify"),
-        timeout=500,
+        *("--scenario", "stall", "--duration", "135", "--lab-dir", str(tmp_path), "-o", str(out), "--verify"),
+        timeout=700,
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(ckptdiag("report", str(out), "-f", "json", "--fail-on", "never").stdout)
     truth = summarize(json.loads((tmp_path / "stall.truth.json").read_text()))
     detected = [(_epoch(e["start"]), e["stall"]) for e in doc["checkpoints"]["episodes"]]
     m = match(truth, detected, tolerance_s=1.0)
-    assert m.checkpoints >= 2 and m.found == m.checkpoints
+    assert m.checkpoints >= 2 and m.found == m.checkpoints  # at 60 s and ~122 s
     assert m.stalls_flagged >= 0.9 * m.stalls
-    if m.stalls:
-        assert doc["verdict"]["severity"] in ("warn", "critical")
+    if slow:
+        assert m.stalls > m.checkpoints / 2, truth
+        assert doc["verdict"]["severity"] == "critical", doc["verdict"]
     if doc["verdict"]["severity"] == "ok":
-        assert doc["recommendations"] == [] and "nothing to verify" in proc.stderr
+        assert not slow and doc["recommendations"] == [] and "nothing to verify" in proc.stderr
         return
     assert "as the workload measured it (the lab's ground truth)" in proc.stdout
-    after = tmp_path / "stall.after.jsonl.gz"
     ids = [r["id"] for r in doc["recommendations"]]
-    if any(
-        e["stall"] or (e["ops_ratio"] is not None and e["ops_ratio"] <= 0.8) for e in doc["checkpoints"]["episodes"]
-    ):
-        # checkpoints hurt: the raised dirty targets come back to mongod's defaults, checkpoints
-        # come more often, and each one writes less (direction, not figures)
-        assert "eviction-dirty" in ids and "checkpoint-interval" in ids
-        compared = json.loads(ckptdiag("compare", str(out), str(after), "-f", "json").stdout)
-        rows = {r["metric"]: r for r in compared["rows"]}
-        assert rows["bytes per checkpoint (p50)"]["ratio"] < 0.5
-        assert rows["checkpoint interval"]["after"] < rows["checkpoint interval"]["before"]
-    else:
-        # only the lab's own pauses, at the updates target: that target comes down
-        assert ids == ["eviction-updates-target"] and doc["other_stalls"]["count"]
-        after_doc = json.loads(ckptdiag("report", str(after), "-f", "json", "--fail-on", "never").stdout)
-        assert "eviction_updates_target=2" in after_doc["advice"]["current"]["config_string"]
+    assert "checkpoint-interval" in ids, ids
+    # the shorter interval: checkpoints come more often and each one writes less (direction, not
+    # figures: benchmarks/bench_verify.py measures how much)
+    after = tmp_path / "stall.after.jsonl.gz"
+    compared = json.loads(ckptdiag("compare", str(out), str(after), "-f", "json").stdout)
+    rows = {r["metric"]: r for r in compared["rows"]}
+    assert rows["bytes per checkpoint (p50)"]["ratio"] < 0.5
+    assert rows["checkpoint interval"]["after"] < rows["checkpoint interval"]["before"]

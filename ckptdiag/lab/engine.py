@@ -55,6 +55,13 @@ def import_wiredtiger() -> Any:
     return wiredtiger
 
 
+# How long a paced client's request waits before it gives up. Requests that come due while the
+# server is stalled queue up and are served (and timed from when they were due) once it moves
+# again, as an application's requests would; with a 1 s limit a stall of over a second dropped
+# them instead, and hid most of its latency from the ground truth.
+CLIENT_TIMEOUT_S = 10.0
+
+
 @dataclass(frozen=True)
 class LabConfig:
     """One lab run: the server's settings (mongod's names) and the workload."""
@@ -74,7 +81,8 @@ class LabConfig:
     write_rate: int = 12000  # inserts per second, all threads together
     threads: int = 3
     value_bytes: int = 340
-    io_capacity_mb: int = 0  # >0 throttles WiredTiger's writes: a slow disk
+    journaled: bool = False  # writes wait for the journal (j:true; w:majority on a replica set since 5.0)
+    disk_mb_s: int = 0  # >0: the data disk writes at most this (a throttled loop device, lab/slowdisk.py)
     preload_docs: int = 0  # documents loaded before the run: an established collection to write into
 
     def engine_config(self) -> str:
@@ -90,8 +98,6 @@ class LabConfig:
             parts.append(f"eviction_updates_target={self.eviction_updates_target}")
         if self.eviction_updates_trigger:
             parts.append(f"eviction_updates_trigger={self.eviction_updates_trigger}")
-        if self.io_capacity_mb:
-            parts.append(f"io_capacity=(total={self.io_capacity_mb}MB)")
         return ",".join(parts)
 
     def open_config(self) -> str:
@@ -169,6 +175,16 @@ def estimated_bytes(config: LabConfig, duration_s: float) -> int:
     return int(config.write_rate * duration_s * per_op * 3) + 256 * 2**20
 
 
+def check_space(path: Path, need: int) -> None:
+    """A clear error before starting when ``path`` has less than ``need`` bytes free."""
+    free = free_bytes(path)
+    if free < need:
+        raise CkptdiagError(
+            f"not enough disk space in {path}: the lab needs about {need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free",
+            "free some space or point --lab-dir at a bigger file system",
+        )
+
+
 class LabEngine:
     """A running WiredTiger engine with mongod's threads and a paced write workload."""
 
@@ -200,14 +216,7 @@ class LabEngine:
         """Open the engine in a fresh directory and start mongod's threads and the workload."""
         self._wt = import_wiredtiger()
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        need = estimated_bytes(self.config, duration_hint_s)
-        free = free_bytes(self.base_dir)
-        if free < need:
-            raise CkptdiagError(
-                f"not enough disk space in {self.base_dir}: the lab needs about {need / 2**30:.1f} GiB, "
-                f"{free / 2**30:.1f} GiB free",
-                "free some space or point --lab-dir at a bigger file system",
-            )
+        check_space(self.base_dir, estimated_bytes(self.config, duration_hint_s))
         self.home = Path(tempfile.mkdtemp(prefix="ckptdiag-lab-", dir=self.base_dir))
         try:
             self._conn = self._wt.wiredtiger_open(str(self.home), self.config.open_config())
@@ -304,6 +313,9 @@ class LabEngine:
         pool = os.urandom(4 * 2**20)
         rng = random.Random()
         span = len(pool) - size
+        # j:true: the commit returns once the journal holds it on disk; WiredTiger groups the
+        # syncs of concurrent commits as mongod's journal flusher groups its waiters
+        commit = "sync=on" if self.config.journaled else None
         next_at = time.monotonic()
         batch_keys = 0
         key = 0
@@ -317,8 +329,8 @@ class LabEngine:
                 time.sleep(next_at - now)
                 due_ns = time.perf_counter_ns()  # on time: count from the real start, not the nap's end
             else:
-                if now - next_at > 1.0:
-                    next_at = now  # behind by over a second: those clients gave up
+                if now - next_at > CLIENT_TIMEOUT_S:
+                    next_at = now  # those clients timed out: their requests are not served
                 # Behind schedule: the request has been waiting since it was due, as a client's
                 # would while the server is stalled (no coordinated omission).
                 due_ns = time.perf_counter_ns() - int((now - next_at) * 1e9)
@@ -333,7 +345,7 @@ class LabEngine:
             session.begin_transaction()
             coll[key] = value
             index[index_key] = key  # a random-key index scatters dirty pages like an _id index
-            session.commit_transaction()
+            session.commit_transaction(commit)
             us = (time.perf_counter_ns() - due_ns) // 1000
             key += 1
             batch_keys -= 1

@@ -87,6 +87,7 @@ def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_di
         "eviction_threads_min": "--eviction-threads-min",
         "eviction_threads_max": "--eviction-threads-max",
         "write_rate": "--write-rate",
+        "disk_mb_s": "--disk-mb-s",
     }
     for field, flag in flags.items():
         if getattr(config, field) != getattr(base, field):
