@@ -41,9 +41,8 @@ def test_seed_004_interval_table_from_its_60_s_row() -> None:
 
 def _seed_004_server(**kw: Any) -> Server:
     # 2,000 writes/s; every 60 s a 1.8 s checkpoint writes 80 MB and writes slow down
-    return Server(
-        seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=600, stall_latency_ms=20, **kw
-    )
+    settings: dict[str, Any] = {"stall_ops": 600, "stall_latency_ms": 20, **kw}
+    return Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, **settings)
 
 
 def _facts(version: str, **kw: Any) -> ServerFacts:
@@ -131,6 +130,7 @@ def test_a_large_cache_gets_an_absolute_dirty_target() -> None:
     server = _seed_004_server()
     frame = server.frame()
     frame["cache.max_bytes"] = float(200 * GB)
+    frame["cache.dirty_bytes"] = float(9.8 * GB)  # dirty data at the 5 % target
     facts = _facts("7.0.21")
     dx = diagnose(derive(frame), facts)
     rec = _by_id(recommend(dx, facts))["eviction-dirty"]
@@ -138,6 +138,26 @@ def test_a_large_cache_gets_an_absolute_dirty_target() -> None:
     assert target.endswith("MB")  # under 1 % of the cache: said in bytes, as WiredTiger takes them
     assert int(target.removesuffix("MB")) == pytest.approx(2 * 80 / 1.8, rel=0.05)  # 2 s of checkpoint writes
     assert "eviction_dirty_target=" + target in rec.apply_runtime
+
+
+def test_the_dirty_target_is_left_alone_where_dirty_data_never_nears_it() -> None:
+    # the same large cache with 32 MB of dirty data: the interval, not the target, sets the burst
+    frame = _seed_004_server().frame()
+    frame["cache.max_bytes"] = float(200 * GB)
+    facts = _facts("7.0.21")
+    dx = diagnose(derive(frame), facts)
+    ids = [r.id for r in recommend(dx, facts).recommendations]
+    assert "eviction-dirty" not in ids and "checkpoint-interval" in ids
+
+
+def test_checkpoints_that_stop_writes_are_aimed_at_a_third_of_a_second() -> None:
+    # seed 004's server, but writes stop (1 % of usual) while each 1.8 s checkpoint runs, as
+    # journaled writes do behind the checkpoint's sync: 0.3 s checkpoints, every 10 s
+    _, advice = _advise(_seed_004_server(stall_ops=20), _facts("7.0.21"))
+    rec = _by_id(advice)["checkpoint-interval"]
+    assert rec.recommended == 10
+    assert rec.predicted["after"]["duration_s"] == pytest.approx(0.3, rel=0.05)
+    assert any("writes stop while a checkpoint runs (1% of usual" in e for e in rec.evidence)
 
 
 def test_raised_dirty_targets_are_brought_back() -> None:

@@ -26,6 +26,12 @@ from ckptdiag.analysis.diagnosis import Diagnosis, ServerFacts, hurts
 
 # checkpoint interval
 TARGET_CHECKPOINT_S = 1.0  # aim for checkpoints the disk writes in about a second
+# ... but where writes stop outright while a checkpoint runs (the typical one keeps at most 10 %
+# of them: writes waiting on the journal behind the checkpoint's sync), every checkpoint is a
+# pause as long as itself: aim for under a third of a second, a pause that leaves each second
+# most of its writes (the interval floor below still applies)
+STOPPED_OPS_RATIO = 0.1
+TARGET_STOPPED_CHECKPOINT_S = 0.3
 MIN_INTERVAL_S = 10.0  # shorter: root pages of every table rewritten several times a minute
 INTERVAL_HEADROOM = 3.0  # the interval stays >= 3x the predicted checkpoint
 NICE_INTERVALS = (300, 240, 180, 120, 90, 60, 45, 30, 20, 15, 10)
@@ -33,6 +39,9 @@ NICE_INTERVALS = (300, 240, 180, 120, 90, 60, 45, 30, 20, 15, 10)
 DEFAULT_DIRTY_TARGET = 5.0
 DEFAULT_DIRTY_TRIGGER = 20.0
 DIRTY_BURST_S = 2.0  # dirty data at the target should be writable in ~2 s of this disk's checkpoint rate
+DIRTY_NEAR_TARGET = (
+    0.8  # ... when dirty data reaches the target at all (80 % of it): below, the interval sets the burst
+)
 MIN_DIRTY_TARGET_PCT = 1.0  # below 1 % of the cache: say it in bytes (WiredTiger takes > 100 as bytes)
 # cache size
 CACHE_OVER_DEFAULT = 1.05  # configured above mongod's default formula by more than 5 %
@@ -224,7 +233,9 @@ def _interval(dx: Diagnosis, cur: Current) -> Recommendation | None:
     now = checkpoint_shape(dx, interval)
     if now is None or not now.duration_s:
         return None
-    limit = interval * min(0.5, TARGET_CHECKPOINT_S / now.duration_s)
+    stopped = _median(_episode_figures(dx, "ops_ratio"))
+    aim = TARGET_STOPPED_CHECKPOINT_S if stopped is not None and stopped <= STOPPED_OPS_RATIO else TARGET_CHECKPOINT_S
+    limit = interval * min(0.5, aim / now.duration_s)
     new = max(_nice_interval(limit), MIN_INTERVAL_S)
     predicted = at_interval(now, new)
     if new >= interval or (predicted.duration_s or 0) * INTERVAL_HEADROOM > new:
@@ -236,6 +247,11 @@ def _interval(dx: Diagnosis, cur: Current) -> Recommendation | None:
         f"{now.duration_s:.1f} s writing {_mb(now.bytes_written)}"
         + (f" at {now.disk_rate / 2**20:.0f} MB/s" if now.disk_rate else ""),
     ]
+    if aim == TARGET_STOPPED_CHECKPOINT_S:
+        evidence.append(
+            f"writes stop while a checkpoint runs ({stopped:.0%} of usual in the typical one): aiming for "
+            f"checkpoints of {aim:g} s, not {TARGET_CHECKPOINT_S:g} s"
+        )
     if now.p99_inside_ms is not None:
         evidence.append(
             f"write p99 {now.p99_inside_ms:.0f} ms inside checkpoints vs "
@@ -341,7 +357,9 @@ def _dirty(dx: Diagnosis, cur: Current) -> Recommendation | None:
     why: list[str] = []
     if ev.dirty_target > DEFAULT_DIRTY_TARGET:
         why.append(f"eviction_dirty_target is {ev.dirty_target:g} % (default {DEFAULT_DIRTY_TARGET:g} %)")
-    if rate:
+    dirty_max = dx.eviction.get("dirty_pct_max")
+    reaches_target = dirty_max is not None and dirty_max >= DIRTY_NEAR_TARGET * target_pct
+    if rate and reaches_target:
         # the dirty data at the target should fit in DIRTY_BURST_S of this disk's checkpoint rate
         fit = 100 * rate * DIRTY_BURST_S / cache
         if fit < target_pct * 0.8:
