@@ -67,6 +67,24 @@ def test_wiredtiger_checkpoint_mode_checkpoints_without_a_thread(tmp_path: Path)
         assert catalogue.extract(eng.server_status())["ckpt.generation"] >= 2
 
 
+def test_journaled_writes_each_wait_for_a_journal_sync(tmp_path: Path) -> None:
+    # j:true: every commit returns after a sync of the journal (shared by concurrent commits);
+    # unjournaled commits leave the syncs to the journal flusher (every 100 ms)
+    syncs = {}
+    for journaled in (False, True):
+        cfg = LabConfig(cache_mb=256, checkpoint_s=60, write_rate=1000, threads=2, journaled=journaled)
+        with LabEngine(cfg, tmp_path).start(10) as eng:
+            time.sleep(1.0)
+            a = catalogue.extract(eng.server_status())
+            time.sleep(3.0)
+            b = catalogue.extract(eng.server_status())
+        ops = b["ops.insert"] - a["ops.insert"]
+        assert ops > 1000 * 2  # paced at 1000/s for 3 s
+        syncs[journaled] = (b["journal.syncs"] - a["journal.syncs"]) / ops
+    assert syncs[False] < 0.05  # ~30 flushes for ~3,000 writes
+    assert syncs[True] > 0.3  # most commits sync (2 clients: at most two share one)
+
+
 def test_runtime_reconfigure_changes_the_engine(tmp_path: Path) -> None:
     with LabEngine(SMALL, tmp_path).start(5) as eng:
         eng.reconfigure(cache_mb=320, eviction_dirty_target=3, eviction_dirty_trigger=10)

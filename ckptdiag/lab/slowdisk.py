@@ -98,8 +98,11 @@ def _remove(work: Path, device: str, dev_id: str, mounted: bool) -> None:
         with contextlib.suppress(OSError):
             _throttle(dev_id, 0)
     if mounted:
-        with contextlib.suppress(CkptdiagError):
+        try:
             _run("umount", str(work / "mnt"))
+        except CkptdiagError:
+            with contextlib.suppress(CkptdiagError):
+                _run("umount", "-l", str(work / "mnt"))  # still busy: detach it now, free it when let go
     if device:
         with contextlib.suppress(CkptdiagError):
             _run("losetup", "-d", device)
