@@ -523,7 +523,7 @@ def demo(
     Example:
         ckptdiag demo
         ckptdiag demo --scenario healthy --duration 90s -o healthy.jsonl.gz
-        ckptdiag demo --scenario stall --eviction-dirty-target 5 --eviction-dirty-trigger 20
+        ckptdiag demo --scenario stall --checkpoint-interval 10
         ckptdiag demo --verify
     """
     from ckptdiag.workflows import DemoRequest, run_demo

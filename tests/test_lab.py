@@ -194,14 +194,15 @@ def test_every_setting_a_recommendation_can_change_reaches_the_lab(tmp_path: Pat
         "cache_mb": 1024,
         "eviction_target": 70,
         "eviction_trigger": 90,
-        "eviction_dirty_target": 5,
-        "eviction_dirty_trigger": 20,
+        "eviction_dirty_target": 3,
+        "eviction_dirty_trigger": 15,
         "eviction_updates_target": 2,
         "eviction_updates_trigger": 10,
         "eviction_threads_min": 8,
         "eviction_threads_max": 8,
     }
     assert set(changed) <= {f.name for f in fields(base)}
+    assert all(getattr(base, name) != value for name, value in changed.items())  # each one a change
     cmd = serve_command(get_scenario("stall"), base.with_overrides(**changed), tmp_path / "t.json", None)
     for name, value in changed.items():
         flag = "--" + name.replace("_", "-").replace("checkpoint-s", "checkpoint-interval")
