@@ -107,3 +107,25 @@ def test_a_dead_labs_disk_is_swept(tmp_path: Path) -> None:
         assert slowdisk.sweep() == [renamed]
     _gone(leftover)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_lab_childs_warnings_reach_the_user(capfd: pytest.CaptureFixture[str]) -> None:
+    # demo runs the lab in a child process: its fallback warning must not stay in the pipe
+    import sys
+
+    from ckptdiag.lab.run import LabProcess
+
+    script = (
+        "import sys, time\n"
+        "print('ckptdiag: warning: cannot make one here', file=sys.stderr, flush=True)\n"
+        "print('ckptdiag: lab stall serving on mongodb://127.0.0.1:9', file=sys.stderr, flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    child = LabProcess([sys.executable, "-c", script])
+    try:
+        assert child.start(timeout_s=30) == "mongodb://127.0.0.1:9"
+    finally:
+        child.stop()
+    err = capfd.readouterr().err
+    assert "ckptdiag: warning: cannot make one here" in err
+    assert "serving on" not in err  # only warnings are passed on

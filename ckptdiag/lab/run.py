@@ -112,6 +112,9 @@ class LabProcess:
         assert self.proc is not None and self.proc.stderr is not None
         for line in self.proc.stderr:
             self.stderr_lines.append(line.rstrip())
+            if line.startswith("ckptdiag: warning:"):
+                # what the child warns about (a slow disk it could not make) is the user's to see
+                sys.stderr.write(line)
             match = _SERVING.search(line)
             if match and self.uri is None:
                 self.uri = match.group(1)
