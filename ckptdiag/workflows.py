@@ -340,7 +340,7 @@ def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned
     be made (not root, no loop devices); one asked for on the command line is an error."""
     import tempfile
 
-    from ckptdiag.lab.engine import check_space, estimated_bytes
+    from ckptdiag.lab.engine import check_space, estimated_bytes, free_bytes
     from ckptdiag.lab.slowdisk import slow_disk, unavailable
 
     if not config.disk_mb_s:
@@ -357,8 +357,10 @@ def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned
     base = request.lab_dir or Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)
     need = estimated_bytes(config, planned_s)
-    check_space(base, need)  # the image is sparse: the host holds what the lab writes
-    disk = stack.enter_context(slow_disk(base, config.disk_mb_s, size_bytes=2 * need + 2**30))
+    check_space(base, need)  # the image is sparse: the host holds only what the lab writes
+    # room to run past the plan (lab serve without --duration), never more than the host has
+    size = min(free_bytes(base), max(4 * need, 16 * 2**30))
+    disk = stack.enter_context(slow_disk(base, config.disk_mb_s, size_bytes=size))
     return disk.mountpoint
 
 
