@@ -277,6 +277,7 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     if slow:
         assert m.stalls > m.checkpoints / 2, truth
         assert doc["verdict"]["severity"] == "critical", doc["verdict"]
+        assert "600 inserts/s (j:true), disk 16 MB/s)" in " ".join(proc.stdout.split())
     if doc["verdict"]["severity"] == "ok":
         assert not slow and doc["recommendations"] == [] and "nothing to verify" in proc.stderr
         return

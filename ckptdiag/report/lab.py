@@ -20,10 +20,15 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     ``detected`` episodes (start, stall) line up with them."""
     s = run.summary
     c = run.config
+    # the disk the lab really ran on (its truth): a slow disk it could not make fell back
+    disk = (run.truth.get("config") or {}).get("disk_mb_s", c.disk_mb_s)
     table = Table(
         title=f"lab checkpoints ({run.truth.get('scenario')}: cache {c.cache_mb} MB, "
         f"dirty {c.eviction_dirty_target}/{c.eviction_dirty_trigger} %, "
-        f"checkpoint every {c.checkpoint_s:g} s, {c.write_rate} inserts/s)",
+        f"checkpoint every {c.checkpoint_s:g} s, {c.write_rate} inserts/s"
+        + (" (j:true)" if c.journaled else "")
+        + (f", disk {disk} MB/s" if disk else "")
+        + ")",
         title_justify="left",
     )
     for name in ("start (UTC)", "duration s", "writes/s vs baseline", "p99 vs baseline", "max ms", "stall"):
