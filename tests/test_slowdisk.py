@@ -103,7 +103,7 @@ def test_a_dead_labs_disk_is_swept(tmp_path: Path) -> None:
         subprocess.run(["umount", str(disk.mountpoint)], check=True)
         disk.mountpoint.parent.rename(renamed)
         subprocess.run(["mount", disk.device, str(renamed / "mnt")], check=True)
-        leftover = slowdisk.SlowDisk(renamed / "mnt", disk.device, disk.dev_id, 30)
+        leftover = slowdisk.SlowDisk(renamed / "mnt", disk.device, disk.dev_id)
         assert slowdisk.sweep() == [renamed]
     _gone(leftover)
     assert list(tmp_path.iterdir()) == []

@@ -39,9 +39,8 @@ NICE_INTERVALS = (300, 240, 180, 120, 90, 60, 45, 30, 20, 15, 10)
 DEFAULT_DIRTY_TARGET = 5.0
 DEFAULT_DIRTY_TRIGGER = 20.0
 DIRTY_BURST_S = 2.0  # dirty data at the target should be writable in ~2 s of this disk's checkpoint rate
-DIRTY_NEAR_TARGET = (
-    0.8  # ... when dirty data reaches the target at all (80 % of it): below, the interval sets the burst
-)
+# ... where dirty data reaches the target at all (80 % of it); below it the interval sets the burst
+DIRTY_NEAR_TARGET = 0.8
 MIN_DIRTY_TARGET_PCT = 1.0  # below 1 % of the cache: say it in bytes (WiredTiger takes > 100 as bytes)
 # cache size
 CACHE_OVER_DEFAULT = 1.05  # configured above mongod's default formula by more than 5 %

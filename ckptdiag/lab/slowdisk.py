@@ -38,7 +38,6 @@ class SlowDisk:
     mountpoint: Path
     device: str  # /dev/loopN
     dev_id: str  # "major:minor", the key of the throttle rule
-    write_mb_s: int
 
 
 def _tool(name: str) -> str | None:
@@ -148,6 +147,6 @@ def slow_disk(base_dir: Path, write_mb_s: int, size_bytes: int) -> Iterator[Slow
         mounted = True
         dev_id = Path(f"/sys/block/{Path(device).name}/dev").read_text().strip()
         _throttle(dev_id, write_mb_s * 2**20)
-        yield SlowDisk(mountpoint, device, dev_id, write_mb_s)
+        yield SlowDisk(mountpoint, device, dev_id)
     finally:
         _remove(work, device, dev_id, mounted)
