@@ -300,7 +300,7 @@ def report_options(func: F) -> F:
 
 def resolve_format(fmt: str, output: Path | None) -> str:
     """auto -> the output file's kind, else table on a terminal and JSON in a pipe."""
-    from ckptdiag.report.diagnosis import EXTENSIONS
+    from ckptdiag.report.document import EXTENSIONS
 
     if fmt != "auto":
         return fmt

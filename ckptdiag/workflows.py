@@ -17,11 +17,12 @@ from ckptdiag.status import ExitStatus
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from ckptdiag.facts import ServerFacts
     from ckptdiag.lab.engine import LabConfig
     from ckptdiag.lab.run import LabRun
     from ckptdiag.lab.scenarios import Scenario
     from ckptdiag.recorder import RecordResult, Source
-    from ckptdiag.report.diagnosis import Report
+    from ckptdiag.report.document import Report, ReportSource
     from ckptdiag.sources.mongo import ConnectOptions
 
 Warn = Callable[[str], None]
@@ -243,7 +244,7 @@ def render_verify(
     from rich.text import Text
 
     from ckptdiag.report.compare import compare, render_compare_table
-    from ckptdiag.report.diagnosis import to_document
+    from ckptdiag.report.document import to_document
     from ckptdiag.report.lab import render_truth_compare
 
     changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
@@ -379,74 +380,105 @@ class ReportRequest:
 ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
 
 
+def _recording_damage(rec: recording.Recording) -> list[str]:
+    """What was wrong with a recording, for the report's notes."""
+    out = []
+    if rec.truncated:
+        out.append(f"{rec.path}: ended inside a line (read up to there)")
+    if rec.damaged_lines:
+        s = "s" if rec.damaged_lines != 1 else ""
+        out.append(f"{rec.path}: {rec.damaged_lines} damaged line{s} skipped (not JSON)")
+    return out
+
+
+def _recordings_window(
+    recordings: list[Path], since_ms: int | None, until_ms: int | None
+) -> tuple[Any, ServerFacts, int, int, ReportSource]:
+    """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
+    from ckptdiag.analysis.series import derive
+    from ckptdiag.errors import InputError
+    from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.document import ReportSource
+
+    recs = [recording.read_recording(p, columns=True) for p in recordings]
+    frame = recording.join_frames([r.to_frame() for r in recs])
+    if since_ms is not None:
+        frame = frame[frame["t"] * 1000 >= since_ms]
+    if until_ms is not None:
+        frame = frame[frame["t"] * 1000 <= until_ms]
+    if frame.empty:
+        raise InputError("no samples in the given window", "check --since/--until against the recording's times")
+    head = recs[0].header
+    server = head.get("server") or {}
+    disks = head.get("disks") or {}
+    facts = ServerFacts.from_documents(
+        version=server.get("version"),
+        host=server.get("host"),
+        cmdline=server.get("cmdline"),
+        host_info=server.get("host_info"),
+        devices=list(disks.get("devices") or []),
+        dbpath=server.get("dbpath"),
+        parameters=server.get("parameters"),
+        filesystem=disks.get("filesystem"),
+    )
+    gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
+    restarts = int(frame["segment"].max() - frame["segment"].min())
+    damage = tuple(line for r in recs for line in _recording_damage(r))
+    source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
+    return derive(frame), facts, gaps, restarts, source
+
+
+def _ftdc_window(
+    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
+) -> tuple[Any, ServerFacts, int, int, ReportSource]:
+    """FTDC files read a piece at a time into one derived window -> (derived frame, facts, gaps, restarts, source)."""
+    from ckptdiag.analysis.series import derive_pieces
+    from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.document import ReportSource
+    from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
+
+    data = FtdcData(None, [], [])
+    derived, gaps, restarts = derive_pieces(
+        iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
+    )
+    meta: Any = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
+    meta = meta if isinstance(meta, dict) else {}
+    build = meta.get("buildInfo")
+    facts = ServerFacts.from_documents(
+        version=build.get("version") if isinstance(build, dict) else None,
+        host=None,
+        cmdline=meta.get("getCmdLineOpts"),
+        host_info=meta.get("hostInfo"),
+    )
+    damage = tuple(f"{r.path}: {r.error}" for r in data.reports if r.error)
+    source = ReportSource("ftdc", ", ".join(map(str, paths)), damage, files=len(data.reports))
+    return derived, facts, gaps, restarts, source
+
+
 def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
     """Diagnose recordings or FTDC in a window, and advise on the diagnosis."""
     from ckptdiag.advice.rules import recommend
-    from ckptdiag.analysis.diagnosis import ServerFacts, diagnose
-    from ckptdiag.analysis.series import derive, derive_pieces
-    from ckptdiag.errors import InputError, UsageError
-    from ckptdiag.report.diagnosis import Report
-    from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
+    from ckptdiag.analysis.diagnosis import diagnose
+    from ckptdiag.errors import UsageError
+    from ckptdiag.report.document import Report
 
     recordings = [p for p in paths if p.is_file() and recording.is_recording(p)]
     if recordings and len(recordings) != len(paths):
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
-        recs = [recording.read_recording(p, columns=True) for p in recordings]
-        frame = recording.join_frames([r.to_frame() for r in recs])
-        if since_ms is not None:
-            frame = frame[frame["t"] * 1000 >= since_ms]
-        if until_ms is not None:
-            frame = frame[frame["t"] * 1000 <= until_ms]
-        if frame.empty:
-            raise InputError("no samples in the given window", "check --since/--until against the recording's times")
-        head = recs[0].header
-        server = head.get("server", {})
-        facts = ServerFacts.from_documents(
-            version=server.get("version"),
-            host=server.get("host"),
-            cmdline=server.get("cmdline"),
-            host_info=server.get("host_info"),
-            devices=list((head.get("disks") or {}).get("devices") or []),
-            dbpath=server.get("dbpath"),
-            parameters=server.get("parameters"),
-            filesystem=(head.get("disks") or {}).get("filesystem"),
-        )
-        gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
-        restarts = int(frame["segment"].max() - frame["segment"].min())
-        source: dict[str, Any] = {"kind": "recording", "path": ", ".join(map(str, recordings))}
-        damaged = [f"{r.path}: ended inside a line (read up to there)" for r in recs if r.truncated]
-        source["damaged"] = damaged
-        dx = diagnose(derive(frame), facts, gaps=gaps, restarts=restarts)
-        return Report(dx, source, facts, recommend(dx, facts))
-    data = FtdcData(None, [], [])
-    derived, gaps, restarts = derive_pieces(
-        iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
-    )
-    meta: dict[str, Any] = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
-    meta = meta if isinstance(meta, dict) else {}
-    facts = ServerFacts.from_documents(
-        version=(meta.get("buildInfo") or {}).get("version"),
-        host=None,
-        cmdline=meta.get("getCmdLineOpts"),
-        host_info=meta.get("hostInfo"),
-    )
-    source = {
-        "kind": "ftdc",
-        "path": ", ".join(map(str, paths)),
-        "damaged": [f"{r.path}: {r.error}" for r in data.reports if r.error],
-        "files": len(data.reports),
-    }
-    dx = diagnose(derived, facts, gaps=gaps, restarts=restarts)
-    return Report(dx, source, facts, recommend(dx, facts))
+        derived, facts, gaps, restarts, source = _recordings_window(recordings, since_ms, until_ms)
+    else:
+        derived, facts, gaps, restarts, source = _ftdc_window(paths, since_ms, until_ms)
+    dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
+    return Report(dx, source, recommend(dx))
 
 
 def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     """Diagnose a window of recordings or FTDC, write the report, and return the exit status its
     verdict maps to under ``--fail-on``."""
     report = diagnose_window(request.paths, request.since_ms, request.until_ms)
-    for line in report.source.get("damaged", []):
-        warn(f"note: {line} (read up to there)")
+    for line in report.source.damaged:
+        warn(f"note: {line}")
     write_report(report, request.fmt, request.output, protect=request.paths)
     return exit_status(report.dx.severity, request.fail_on)
 
@@ -464,19 +496,22 @@ def write_report(report: Report, fmt: str, output: Path | None, protect: tuple[P
     """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
     from rich.console import Console
 
-    from ckptdiag.report import diagnosis as render
+    from ckptdiag.report.document import render_json, to_document
+    from ckptdiag.report.html_page import render_html
+    from ckptdiag.report.markdown import render_markdown
+    from ckptdiag.report.terminal import render_table, render_text
 
     if fmt == "table" and output is None:
-        Console().print(render.render_table(report))
+        Console().print(render_table(report))
         return
     if fmt == "json":
-        text = render.render_json(render.to_document(report))
+        text = render_json(to_document(report))
     elif fmt == "md":
-        text = render.render_markdown(report)
+        text = render_markdown(report)
     elif fmt == "html":
-        text = render.render_html(report)
+        text = render_html(report)
     else:
-        text = render.render_text(report)
+        text = render_text(report)
     write_text_output(text, output, protect)
 
 
@@ -517,7 +552,6 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
 
     Stopped early (Ctrl-C), it still reports on what it recorded."""
     import tempfile
-    from dataclasses import replace
 
     with tempfile.TemporaryDirectory(prefix="ckptdiag-diagnose-") as tmp:
         path = request.record.output or Path(tmp) / "diagnose.jsonl.gz"
@@ -530,7 +564,9 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
             )
         report = diagnose_window((path,), None, None)
         if request.record.output is None:
-            report.source["path"] = "live recording (not kept: --save FILE keeps it)"
+            report = replace(
+                report, source=replace(report.source, path="live recording (not kept: --save FILE keeps it)")
+            )
         write_report(report, request.fmt, request.output, protect=(path,))
     return result, exit_status(report.dx.severity, request.fail_on)
 
@@ -549,7 +585,7 @@ def load_side(side: CompareSide) -> dict[str, Any]:
     import json
 
     from ckptdiag.errors import InputError, UsageError
-    from ckptdiag.report.diagnosis import to_document
+    from ckptdiag.report.document import to_document
 
     if side.path.suffix.lower() == ".json" and side.path.is_file():
         if side.since_ms is not None or side.until_ms is not None:

@@ -11,10 +11,15 @@ from synth import Server
 
 from ckptdiag.advice.model import CheckpointShape, at_interval
 from ckptdiag.advice.rules import Advice, recommend
-from ckptdiag.advice.settings import current_settings, merge_config
-from ckptdiag.analysis.diagnosis import Diagnosis, ServerFacts, diagnose
+from ckptdiag.analysis.diagnosis import Diagnosis, diagnose
 from ckptdiag.analysis.series import derive
-from ckptdiag.report.diagnosis import Report, render_html, render_markdown, render_text, to_document
+from ckptdiag.engine_config import merge_config
+from ckptdiag.engine_config import resolve as current_settings
+from ckptdiag.facts import ServerFacts
+from ckptdiag.report.document import Report, ReportSource, to_document
+from ckptdiag.report.html_page import render_html
+from ckptdiag.report.markdown import render_markdown
+from ckptdiag.report.terminal import render_text
 
 MB = 2**20
 GB = 2**30
@@ -51,7 +56,7 @@ def _facts(version: str, **kw: Any) -> ServerFacts:
 
 def _advise(server: Server, facts: ServerFacts) -> tuple[Diagnosis, Advice]:
     dx = diagnose(derive(server.frame()), facts)
-    return dx, recommend(dx, facts)
+    return dx, recommend(dx)
 
 
 def _by_id(advice: Advice) -> dict[str, Any]:
@@ -116,7 +121,7 @@ def test_seed_003_110_gb_cache_on_190_gb_ram_is_flagged() -> None:
     frame["cache.bytes"] = float(100 * GB)
     frame["cache.dirty_bytes"] = float(5 * GB)
     dx = diagnose(derive(frame), facts)
-    advice = recommend(dx, facts)
+    advice = recommend(dx)
     rec = _by_id(advice)["cache-size"]
     assert rec.current == pytest.approx(110)
     assert rec.recommended <= 95  # mongod's default for 190 GB: 94.5 GB
@@ -133,7 +138,7 @@ def test_a_large_cache_gets_an_absolute_dirty_target() -> None:
     frame["cache.dirty_bytes"] = float(9.8 * GB)  # dirty data at the 5 % target
     facts = _facts("7.0.21")
     dx = diagnose(derive(frame), facts)
-    rec = _by_id(recommend(dx, facts))["eviction-dirty"]
+    rec = _by_id(recommend(dx))["eviction-dirty"]
     target = rec.recommended["eviction_dirty_target"]
     assert target.endswith("MB")  # under 1 % of the cache: said in bytes, as WiredTiger takes them
     assert int(target.removesuffix("MB")) == pytest.approx(2 * 80 / 1.8, rel=0.05)  # 2 s of checkpoint writes
@@ -146,7 +151,7 @@ def test_the_dirty_target_is_left_alone_where_dirty_data_never_nears_it() -> Non
     frame["cache.max_bytes"] = float(200 * GB)
     facts = _facts("7.0.21")
     dx = diagnose(derive(frame), facts)
-    ids = [r.id for r in recommend(dx, facts).recommendations]
+    ids = [r.id for r in recommend(dx).recommendations]
     assert "eviction-dirty" not in ids and "checkpoint-interval" in ids
 
 
@@ -170,12 +175,12 @@ def test_raised_dirty_targets_are_brought_back() -> None:
     assert rec.revert_runtime.endswith('"eviction_dirty_target=40,eviction_dirty_trigger=60"})')
     assert rec.lab == {"eviction_dirty_target": 5, "eviction_dirty_trigger": 20}
     # the combined block: syncdelay first, then one engine string with every eviction change
-    assert advice.apply_runtime == [
+    assert list(advice.combined.apply_runtime) == [
         "db.adminCommand({setParameter: 1, syncdelay: 30})",
         'db.adminCommand({setParameter: 1, wiredTigerEngineRuntimeConfig: "eviction_dirty_target=5,'
         'eviction_dirty_trigger=20"})',
     ]
-    assert advice.apply_config == (
+    assert advice.combined.apply_config == (
         "storage:\n  syncPeriodSecs: 30\n  wiredTiger:\n    engineConfig:\n"
         '      configString: "eviction_dirty_target=5,eviction_dirty_trigger=20"'
     )
@@ -188,7 +193,7 @@ def test_eviction_threads_bounded_by_cores_and_the_limit() -> None:
     for cores, want in ((2, None), (8, 8), (64, 8)):
         facts = _facts("7.0.21", cores=cores)
         dx = diagnose(derive(frame), facts)
-        rec = _by_id(recommend(dx, facts)).get("eviction-threads")
+        rec = _by_id(recommend(dx)).get("eviction-threads")
         if want is None:
             assert rec is None  # 2 cores: more threads than 4 would fight the workload
         else:
@@ -201,7 +206,11 @@ def test_a_healthy_server_gets_no_change_and_nothing_else() -> None:
     for version in ("3.4.24", "4.2.12", "8.0.4"):
         dx, advice = _advise(Server(stall=False, seconds=900), _facts(version, ram_bytes=190 * GB))
         assert dx.severity == "ok"
-        assert advice.recommendations == [] and advice.apply_runtime == [] and advice.apply_config is None
+        assert (
+            list(advice.recommendations) == []
+            and list(advice.combined.apply_runtime) == []
+            and advice.combined.apply_config is None
+        )
         assert advice.summary.startswith("no change")
 
 
@@ -210,7 +219,7 @@ def test_the_idle_70_ftdc_file_gets_no_change() -> None:
 
     path = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
     report = diagnose_window((path,), None, None)
-    assert report.dx.severity == "ok" and report.advice is not None and report.advice.recommendations == []
+    assert report.dx.severity == "ok" and report.advice is not None and list(report.advice.recommendations) == []
 
 
 def test_current_settings_precedence() -> None:
@@ -223,7 +232,7 @@ def test_current_settings_precedence() -> None:
     cur = current_settings(facts)
     assert (cur.interval.value, cur.interval.source) == (30, "getParameter syncdelay")  # the running value wins
     assert (cur.commit_ms.value, cur.commit_ms.inferred) == (50, False)
-    assert cur.eviction.dirty_target == 3 and cur.eviction.dirty_trigger == 30  # runtime over configString
+    assert cur.eviction.dirty_target.value == 3 and cur.eviction.dirty_trigger.value == 30  # runtime over configString
     cur = current_settings(_facts("7.0.21", cmdline={"parsed": {"storage": {"syncPeriodSecs": 45}}}))
     assert (cur.interval.value, cur.interval.source) == (45, "getCmdLineOpts storage.syncPeriodSecs")
     cur = current_settings(_facts(None))  # type: ignore[arg-type]
@@ -240,7 +249,7 @@ def test_merge_config_keeps_other_keys_and_merges_eviction() -> None:
 def test_every_format_carries_the_recommendations() -> None:
     facts = _facts("8.0.4", config_string="eviction_dirty_target=40,eviction_dirty_trigger=60")
     dx, advice = _advise(_seed_004_server(), facts)
-    report = Report(dx, {"kind": "recording", "path": "x"}, facts, advice)
+    report = Report(dx, ReportSource("recording", "x"), advice)
     doc = to_document(report)
     assert doc["schema_version"] == 3
     recs = doc["recommendations"]
@@ -261,7 +270,7 @@ def test_every_format_carries_the_recommendations() -> None:
 def test_healthy_report_says_no_change() -> None:
     facts = _facts("8.0.4")
     dx, advice = _advise(Server(stall=False), facts)
-    report = Report(dx, {"kind": "recording", "path": "x"}, facts, advice)
+    report = Report(dx, ReportSource("recording", "x"), advice)
     assert to_document(report)["recommendations"] == []
     assert "no change" in render_text(report)
 
@@ -281,7 +290,7 @@ def test_stalls_at_the_updates_target_get_an_earlier_updates_target() -> None:
     facts = _facts("8.0.4", config_string="eviction_dirty_target=8,eviction_dirty_trigger=30")
     dx = diagnose(derive(_update_burst_frame(0.04)), facts)  # updates target: half of 8 % = 4 %
     assert dx.severity == "warn" and dx.stalls == 0
-    advice = recommend(dx, facts)
+    advice = recommend(dx)
     rec = _by_id(advice)["eviction-updates-target"]
     assert rec.current == {"eviction_updates_target": 4.0} and rec.recommended == {"eviction_updates_target": 2}
     assert "(half the dirty target)" in rec.current_source
@@ -305,4 +314,4 @@ def test_updates_target_rule_stays_quiet_where_it_does_not_apply() -> None:
         facts = _facts(version, config_string=config)
         dx = diagnose(derive(_update_burst_frame(fraction)), facts)
         assert dx.severity == "warn"
-        assert "eviction-updates-target" not in _by_id(recommend(dx, facts)), (version, config, fraction)
+        assert "eviction-updates-target" not in _by_id(recommend(dx)), (version, config, fraction)

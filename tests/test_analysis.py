@@ -9,9 +9,11 @@ import pytest
 from conftest import shared_path
 from synth import Server
 
-from ckptdiag.analysis.diagnosis import EvictionSettings, ServerFacts, diagnose
+from ckptdiag.analysis.diagnosis import diagnose
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.series import derive, derive_pieces
+from ckptdiag.engine_config import EvictionSettings, resolve
+from ckptdiag.facts import ServerFacts
 
 F42 = "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"
 F70_IDLE = "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000"
@@ -85,9 +87,9 @@ def test_stalling_checkpoints_are_found_placed_and_judged_critical() -> None:
     for e, (s, end) in zip(dx.episodes, server.checkpoints(), strict=True):  # type: ignore[attr-defined]
         assert abs(e.start - (s + 1_700_000_000)) <= 1.0
         assert e.duration_s == pytest.approx(2.0) and e.exact_duration
-        assert e.stall and e.impact["ops_ratio"] < 0.6 and e.impact["write_latency_ratio"] > 2
+        assert e.stall and (e.impact.ops_ratio or 1) < 0.6 and (e.impact.write_latency_ratio or 0) > 2
         assert e.bytes_written == pytest.approx(400 * 2**20, rel=0.02)
-        assert e.impact["util_pct_peak"] == 100.0
+        assert e.impact.util_pct_peak == 100.0
         del end
     assert dx.severity == "critical" and dx.checkpoint_period_s == pytest.approx(60)  # type: ignore[attr-defined]
     assert "every 60 s a 2.0 s checkpoint writes 400 MB" in dx.summary  # type: ignore[attr-defined]
@@ -179,12 +181,16 @@ def test_load_that_stops_with_a_checkpoint_is_not_a_stall() -> None:
 
 
 def test_eviction_settings_from_a_config_string() -> None:
-    s = EvictionSettings.from_config_string(
-        "eviction=(threads_min=4,threads_max=8),eviction_dirty_target=2,eviction_dirty_trigger=512MB", 4 * 2**30
+    config = "eviction=(threads_min=4,threads_max=8),eviction_dirty_target=2,eviction_dirty_trigger=512MB"
+    s = resolve(ServerFacts(config_string=config), 4 * 2**30).eviction
+    assert (s.dirty_target.value, s.dirty_trigger.value, s.threads_max.value, s.source) == (
+        2.0,
+        12.5,
+        8,
+        "configString",
     )
-    assert (s.dirty_target, s.dirty_trigger, s.threads_max, s.source) == (2.0, 12.5, 8, "configString")
-    assert s.updates_target == 1.0 and s.updates_trigger == 6.25
-    assert EvictionSettings.from_config_string(None, None).source.startswith("version defaults")
+    assert s.updates_target.value == 1.0 and s.updates_trigger.value == 6.25
+    assert EvictionSettings.defaults().source.startswith("version defaults")
 
 
 def test_the_checkpoint_rich_42_file_all_13_checkpoints_with_their_counters_durations() -> None:
@@ -247,15 +253,15 @@ def test_stalls_while_no_checkpoint_runs_warn_without_blaming_checkpoints() -> N
     assert "writes stalled 2 times while no checkpoint ran" in dx.findings  # type: ignore[attr-defined]
     assert "0 of 10 checkpoints stalled the server; 0 cost throughput" in dx.findings  # type: ignore[attr-defined]
     others = dx.other_stalls  # type: ignore[attr-defined]
-    assert [round(o["start"] - 1_700_000_000) for o in others] == [100, 400]
-    assert others[0]["duration_s"] == pytest.approx(3.0) and others[0]["ops_ratio"] < 0.1
-    assert others[0]["write_latency_ratio"] > 2 and others[0]["write_latency_kind"] == "mean"
+    assert [round(o.start - 1_700_000_000) for o in others] == [100, 400]
+    assert others[0].duration_s == pytest.approx(3.0) and (others[0].ops_ratio or 1) < 0.1
+    assert (others[0].write_latency_ratio or 0) > 2 and others[0].write_latency_kind == "mean"
     assert any("2 stalls while no checkpoint ran" in note for note in dx.evidence)  # type: ignore[attr-defined]
     # a stall inside a checkpoint is the checkpoint's, not another one
     dx = run(Server(stall=False, pauses=((31.0, 32.0),)))
-    assert dx.other_stalls == [] and dx.episodes[0].stall  # type: ignore[attr-defined]
+    assert dx.other_stalls == () and dx.episodes[0].stall  # type: ignore[attr-defined]
     # load that goes away is not a stall
-    assert run(Server(stall=False, load_stops_at=200.5)).other_stalls == []  # type: ignore[attr-defined]
+    assert run(Server(stall=False, load_stops_at=200.5)).other_stalls == ()  # type: ignore[attr-defined]
 
 
 def test_a_stall_outside_checkpoints_says_what_the_counters_saw() -> None:
@@ -266,9 +272,9 @@ def test_a_stall_outside_checkpoints_says_what_the_counters_saw() -> None:
     frame["cache.updates_bytes"] = np.where((rel >= 95) & (rel <= 101), 0.026, 0.01) * 2**30
     dx = diagnose(derive(frame), ServerFacts(version="7.0.0"))
     (other,) = dx.other_stalls
-    assert other["updates_pct_peak"] == pytest.approx(2.6) and other["updates_at_target"]
+    assert other.updates_pct_peak == pytest.approx(2.6) and other.updates_at_target
     assert "writes stalled 1 time while no checkpoint ran; 1 with the updates in cache at their eviction target" in (
         dx.findings
     )
-    assert other["seen"] == ["updates in cache at the eviction updates target (2.5 %)"]
+    assert list(other.seen) == ["updates in cache at the eviction updates target (2.5 %)"]
     assert "(updates in cache at the eviction updates target (2.5 %))" in dx.evidence[-1]

@@ -11,10 +11,11 @@ import pytest
 from synth import Server, write_recording
 
 from ckptdiag.advice.rules import recommend
-from ckptdiag.analysis.diagnosis import ServerFacts, diagnose
+from ckptdiag.analysis.diagnosis import diagnose
 from ckptdiag.analysis.series import derive
+from ckptdiag.facts import ServerFacts
 from ckptdiag.report.compare import compare, figures, render_compare_html, render_compare_markdown
-from ckptdiag.report.diagnosis import Report, to_document
+from ckptdiag.report.document import Report, ReportSource, to_document
 
 
 def ckptdiag(*args: str) -> subprocess.CompletedProcess[str]:
@@ -30,7 +31,7 @@ AFTER = Server(seconds=600, period=30, duration=0.9, mb_per_s=40, stall=False)
 def _doc(server: Server) -> dict[str, object]:
     facts = ServerFacts(version="7.0.21")
     dx = diagnose(derive(server.frame()), facts)
-    return to_document(Report(dx, {"kind": "recording", "path": "x"}, facts, recommend(dx, facts)))
+    return to_document(Report(dx, ReportSource("recording", "x"), recommend(dx)))
 
 
 def test_figures_of_a_report() -> None:
@@ -84,7 +85,7 @@ def test_compare_cli_over_recordings_and_a_json_report(tmp_path: Path) -> None:
 
 
 def _iso(server: Server, seconds: float) -> str:
-    from ckptdiag.report.diagnosis import iso
+    from ckptdiag.report.document import iso
 
     t0 = float(server.frame()["t"].iloc[0])
     value = iso(t0 + seconds)

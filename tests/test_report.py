@@ -11,7 +11,7 @@ from conftest import shared_path
 from fakes import status_doc
 
 from ckptdiag.recording import RecordingWriter, build_sample, header
-from ckptdiag.report.diagnosis import iso
+from ckptdiag.report.document import iso
 
 F42 = "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"
 

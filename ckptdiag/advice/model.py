@@ -3,14 +3,20 @@
 Between two checkpoints dirty data builds up at the write rate, so the bytes a checkpoint
 writes scale with the interval; the disk writes them at the rate this server's checkpoints
 achieved, so the duration scales with the bytes; and the extra write latency inside a
-checkpoint (over the latency between checkpoints) scales with its duration. Seed 004's table
-(30/60/120/300 s) follows it within 12 % for the 30 and 120 s rows from its 60 s row alone; at
-300 s the model is pessimistic by 30 % (tests/test_advice.py).
+checkpoint (over the latency between checkpoints) scales with its duration. A published table of
+one server at 30/60/120/300 s follows it within 12 % for the 30 and 120 s rows from its 60 s row
+alone; at 300 s the model is pessimistic by 30 % (tests/test_advice.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ckptdiag.analysis.results import Diagnosis, Episode, Impact
+from ckptdiag.analysis.verdict import hurts
 
 
 @dataclass(frozen=True)
@@ -51,4 +57,39 @@ def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
         duration_s=duration,
         p99_inside_ms=p99,
         ops_dip=dip,
+    )
+
+
+def finished(dx: Diagnosis, *, focus: bool = True) -> list[Episode]:
+    """The checkpoints that finished in the window: those that hurt when any did (``focus``), else all."""
+    done = [e for e in dx.episodes if e.end is not None]
+    return ([e for e in done if hurts(e)] or done) if focus else done
+
+
+def episode_figures(episodes: Sequence[Episode], pick: Callable[[Impact], float | None]) -> list[float]:
+    """One impact figure of each episode, where known."""
+    return [float(v) for e in episodes if (v := pick(e.impact)) is not None and np.isfinite(v)]
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median, or None of nothing."""
+    return float(np.median(values)) if values else None
+
+
+def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None:
+    """The measured typical checkpoint (the ones that hurt, else all) at ``interval_s``."""
+    done = [e for e in dx.episodes if e.end is not None and e.evidence != "disk-burst"]
+    focus = [e for e in done if hurts(e)] or done
+    durations = [float(e.duration_s) for e in focus if e.duration_s]
+    written = [float(e.bytes_written) for e in focus if e.bytes_written]
+    if not durations:
+        return None
+    ratios = episode_figures(finished(dx), lambda m: m.ops_ratio)
+    return CheckpointShape(
+        interval_s=interval_s,
+        bytes_written=median(written),
+        duration_s=median(durations),
+        p99_inside_ms=median(episode_figures(finished(dx), lambda m: m.write_p99_ms_peak)),
+        p99_between_ms=dx.baseline.write_p99_ms,
+        ops_dip=1 - float(np.median(ratios)) if ratios else None,
     )

@@ -17,32 +17,18 @@ disk stand in: runs of seconds far above its usual write rate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from ckptdiag.analysis.results import Episode
 
 # A disk write burst: above max(2x the median, median + 6 MAD, 1 MB/s)
 BURST_MEDIAN_FACTOR = 2.0
 BURST_MADS = 6.0
 BURST_MIN_MB_S = 1.0
-
-
-@dataclass
-class Episode:
-    """One checkpoint (or, without checkpoint statistics, one disk write burst)."""
-
-    start: float  # epoch seconds
-    end: float | None  # None: still running when the window ends
-    duration_s: float | None
-    bytes_written: float | None
-    evidence: str  # "counters", "running-flag" or "disk-burst"
-    exact_duration: bool = False  # the server's own "most recent time", not sample spacing
-    truncated: bool = False  # began before the window (or a gap) did
-    rows: tuple[int, int] = (0, 0)  # first and last sample whose interval it touches
-    impact: dict[str, float | None] = field(default_factory=dict)
-    stall: bool = False
-    reasons: list[str] = field(default_factory=list)
 
 
 def _place(a0: float, a1: float, b0: float, b1: float, d: float | None) -> tuple[float, float]:
@@ -65,88 +51,156 @@ def find_episodes(d: pd.DataFrame) -> list[Episode]:
     running = d["ckpt_running"].to_numpy()
     if np.isnan(starts).all() and np.isnan(running).all():
         return disk_bursts(d)
-    return _from_counters(d)
+    return _from_counters(_Counters.of(d))
 
 
-def _from_counters(d: pd.DataFrame) -> list[Episode]:
-    t = d["t"].to_numpy()
-    n = t.size
-    starts = np.nan_to_num(d["ckpt_starts"].to_numpy(), nan=0.0)
-    running = d["ckpt_running"].to_numpy()
-    total = d["ckpt_total_ms"].to_numpy()
-    recent = d["ckpt_recent_ms"].to_numpy()
-    written = d["ckpt_bytes"].to_numpy()
-    valid = ~np.isnan(d["dt"].to_numpy()) & ~np.isnan(d["ckpt_starts"].to_numpy())
-    has_flag = not np.isnan(running).all()
-    prev_t = np.concatenate(([-np.inf], t[:-1]))
-    up = running == 1
-    # a run of the flag that no start explains (it began before the window or inside a gap)
-    first_up = up & ~np.concatenate(([False], up[:-1]))
-    orphan = first_up & ((starts == 0) | ~valid)
-    events = np.flatnonzero((starts > 0) | orphan)
+@dataclass(frozen=True)
+class _Counters:
+    """The checkpoint columns of a derived frame, as float64 arrays (times and durations in
+    float64: a float32 duration added to epoch seconds would round the time to +-64 s)."""
+
+    t: np.ndarray
+    prev_t: np.ndarray  # the sample before each (-inf for the first)
+    starts: np.ndarray  # checkpoints begun in each interval (0 where unknown)
+    running: np.ndarray  # 1/0 flag or progress state, NaN where not recorded
+    total_ms: np.ndarray  # ms of checkpoints finished in each interval
+    recent_ms: np.ndarray  # the server's "most recent time" at each sample
+    written: np.ndarray  # bytes written by checkpoints in each interval
+    valid: np.ndarray  # an interval with a start count (not across a gap or restart)
+
+    @classmethod
+    def of(cls, d: pd.DataFrame) -> _Counters:
+        """The columns of ``d``."""
+
+        def col(name: str) -> np.ndarray:
+            return d[name].to_numpy(dtype="float64")
+
+        t = col("t")
+        raw_starts = col("ckpt_starts")
+        return cls(
+            t=t,
+            prev_t=np.concatenate(([-np.inf], t[:-1])),
+            starts=np.nan_to_num(raw_starts, nan=0.0),
+            running=col("ckpt_running"),
+            total_ms=col("ckpt_total_ms"),
+            recent_ms=col("ckpt_recent_ms"),
+            written=col("ckpt_bytes"),
+            valid=~np.isnan(col("dt")) & ~np.isnan(raw_starts),
+        )
+
+    @property
+    def has_flag(self) -> bool:
+        """Is the running flag (or progress state) recorded at all?"""
+        return not bool(np.isnan(self.running).all())
+
+    def events(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows where a checkpoint begins: the start counter moved, or the flag went up with no
+        start to explain it (it began before the window or inside a gap) -> (rows, orphan mask)."""
+        up = self.running == 1
+        first_up = up & ~np.concatenate(([False], up[:-1]))
+        orphan = first_up & ((self.starts == 0) | ~self.valid)
+        return np.flatnonzero((self.starts > 0) | orphan), orphan
+
+    def end_row(self, i: int, nxt: int) -> int | None:
+        """The sample at which the checkpoint begun at row ``i`` is seen finished, or None if it
+        still runs when the window ends.
+
+        The first sample (from i on) at which the flag is down or, after i, total time moved,
+        whichever comes first (the server records the time before it clears its progress state:
+        the lab's 8.0 engine showed the state still set in the sample whose total had moved);
+        never past the next start ``nxt``. Total time moving at i itself may be an earlier
+        checkpoint's end, so it counts only there with the flag down.
+        """
+        n = self.t.size
+        moved = np.flatnonzero(np.nan_to_num(self.total_ms[i:nxt], nan=0.0) > 0)
+        if not self.has_flag:
+            return i + int(moved[0]) if moved.size else (i if nxt < n or i < n - 1 else None)
+        down = np.flatnonzero(self.running[i:nxt] == 0)
+        ends = [i + int(down[0])] if down.size else []
+        ends += [i + int(m) for m in moved[moved > 0][:1]]
+        if ends:
+            return min(ends)
+        return nxt if nxt < n else None
+
+    def duration(self, k: int) -> tuple[float | None, float]:
+        """The server's own duration of the checkpoint seen ending at row ``k`` -> (seconds or
+        None, ms of all checkpoints that ended in that interval, NaN if unknown)."""
+        finished_ms = float(self.total_ms[k])
+        recent = float(self.recent_ms[k])
+        if np.isfinite(finished_ms) and finished_ms > 0 and np.isfinite(recent):
+            return recent / 1000, finished_ms
+        if np.isfinite(finished_ms):
+            return finished_ms / 1000, finished_ms  # 0: under a millisecond (or nothing to write)
+        return None, finished_ms
+
+
+def _from_counters(c: _Counters) -> list[Episode]:
+    """Episodes from the server's checkpoint counters.
+
+    Contract: one episode per checkpoint start the counter records (several in one interval are
+    several episodes), plus one per run of the running flag that no start explains (marked
+    ``truncated``: it began before the window or a gap). A finished episode's duration is the
+    server's "most recent time" where total time moved in the interval it ended in (``exact``);
+    the earlier starts of one interval share the rest of that interval's total time (``shared``).
+    Its start is placed inside the interval it began in, consistent with its end's interval and
+    its duration (:func:`_place`). An episode still running at the window's end has no end and no
+    duration. ``rows`` are the first and last samples whose interval it touches.
+    """
+    events, orphan = c.events()
+    n = c.t.size
     episodes: list[Episode] = []
     for pos, event in enumerate(events):
         i = int(event)
         nxt = int(events[pos + 1]) if pos + 1 < events.size else n
-        count = max(int(starts[i]), 1)
-        truncated = bool(orphan[i] and starts[i] == 0)
-        # where it ended: the first sample (from i on) at which the flag is down or, after i,
-        # total time moved, whichever comes first (the server records the time before it clears
-        # its progress state: the lab's 8.0 engine showed the state still set in the sample whose
-        # total had moved); never past the next start. Total time moving at i itself may be an
-        # earlier checkpoint's end, so it counts only there with the flag down.
-        k: int | None = None
-        moved = np.flatnonzero(np.nan_to_num(total[i:nxt], nan=0.0) > 0)
-        if has_flag:
-            down = np.flatnonzero(running[i:nxt] == 0)
-            ends = [i + int(down[0])] if down.size else []
-            ends += [i + int(m) for m in moved[moved > 0][:1]]
-            if ends:
-                k = min(ends)
-            elif nxt < n:
-                k = nxt
+        truncated = bool(orphan[i] and c.starts[i] == 0)
+        k = c.end_row(i, nxt)
+        if k is None:
+            episodes.append(_still_running(c, i, truncated))
         else:
-            k = i + int(moved[0]) if moved.size else (i if nxt < n or i < n - 1 else None)
-        if k is None:  # still running at the end of the window
-            a0 = t[i] if truncated else prev_t[i]
-            start = t[i] if truncated else (a0 + t[i]) / 2 if np.isfinite(a0) else t[i]
-            episodes.append(
-                Episode(start, None, None, _bytes(written, i, n - 1), "counters", truncated=truncated, rows=(i, n - 1))
-            )
-            continue
-        finished_ms = total[k] if np.isfinite(total[k]) else np.nan
-        if np.isfinite(finished_ms) and finished_ms > 0 and np.isfinite(recent[k]):
-            duration: float | None = recent[k] / 1000
-        elif np.isfinite(finished_ms):
-            duration = finished_ms / 1000  # 0: it took under a millisecond (or had nothing to write)
-        else:
-            duration = None
-        a0, a1 = (t[i], t[i]) if truncated else (prev_t[i], t[i])
+            episodes.extend(_finished(c, i, k, truncated))
+    return episodes
+
+
+def _still_running(c: _Counters, i: int, truncated: bool) -> Episode:
+    """A checkpoint begun at row ``i`` that has not finished when the window ends."""
+    t_i, a0 = float(c.t[i]), float(c.prev_t[i])
+    start = t_i if truncated or not np.isfinite(a0) else (a0 + t_i) / 2
+    last = c.t.size - 1
+    return Episode(start, None, None, _bytes(c.written, i, last), "counters", truncated=truncated, rows=(i, last))
+
+
+def _finished(c: _Counters, i: int, k: int, truncated: bool) -> list[Episode]:
+    """The checkpoints begun at row ``i`` and seen finished at row ``k``: the earlier starts of the
+    interval (when the counter moved by more than one) and the one whose end was seen."""
+    count = max(int(c.starts[i]), 1)
+    duration, finished_ms = c.duration(k)
+    t_i = float(c.t[i])
+    a0, a1 = (t_i, t_i) if truncated else (float(c.prev_t[i]), t_i)
+    out: list[Episode] = []
+    if count > 1:
         # more than one start in one interval: the earlier ones were short; share the time
         share = None
-        if count > 1 and np.isfinite(finished_ms) and duration is not None:
+        if np.isfinite(finished_ms) and duration is not None:
             share = max(finished_ms / 1000 - duration, 0.0) / (count - 1)
-        for _ in range(count - 1):
-            s, e = _place(a0, a1, a0, a1, share)
-            episodes.append(
-                Episode(s, e, None if share is None else e - s, None, "counters", rows=(i, i), reasons=["shared"])
-            )
-        start, end = _place(a0, a1, prev_t[k], t[k], duration)
-        if truncated:
-            start = min(start, t[i])
-        episodes.append(
-            Episode(
-                start,
-                end,
-                end - start,
-                _bytes(written, i, k),
-                "counters" if starts[i] > 0 else "running-flag",
-                exact_duration=duration is not None and not truncated,
-                truncated=truncated,
-                rows=(i, k),
-            )
+        s, e = _place(a0, a1, a0, a1, share)
+        shared = Episode(s, e, None if share is None else e - s, None, "counters", shared=True, rows=(i, i))
+        out.extend([shared] * (count - 1))
+    start, end = _place(a0, a1, float(c.prev_t[k]), float(c.t[k]), duration)
+    if truncated:
+        start = min(start, t_i)
+    out.append(
+        Episode(
+            start,
+            end,
+            end - start,
+            _bytes(c.written, i, k),
+            "counters" if c.starts[i] > 0 else "running-flag",
+            exact_duration=duration is not None and not truncated,
+            truncated=truncated,
+            rows=(i, k),
         )
-    return episodes
+    )
+    return out
 
 
 def _bytes(written: np.ndarray, first: int, last: int) -> float | None:
@@ -183,7 +237,7 @@ def disk_bursts(d: pd.DataFrame) -> list[Episode]:
     return out
 
 
-def period(episodes: list[Episode]) -> tuple[float | None, float | None]:
+def period(episodes: Sequence[Episode]) -> tuple[float | None, float | None]:
     """The typical interval between episode starts (median, s) and its regularity (the
     coefficient of variation of the intervals: 0 is a metronome)."""
     starts = np.array([e.start for e in episodes if not e.truncated], dtype="float64")

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from ckptdiag.advice.rules import Advice, Recommendation
+from ckptdiag.advice.recommendation import Advice, Recommendation
 
 
 def _value(value: Any) -> str:
@@ -58,13 +58,13 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
             )
         label = "check" if r.kind == "note" else "change"
         out.append(Panel(Group(*parts), title=f"{i}. {label}: {r.title}", title_align="left"))
-    if advice.apply_runtime or advice.apply_config:
+    if advice.combined.apply_runtime or advice.combined.apply_config:
         # unwrapped and uncut, so that a terminal's own wrapping copies back as one line
         out.append(Text("All together (copy from here):", style="bold"))
-        for block in (*advice.apply_runtime, advice.apply_config):
+        for block in (*advice.combined.apply_runtime, advice.combined.apply_config):
             if block:
                 out.append(Text(block, style="cyan", no_wrap=True, overflow="ignore"))
-    for note in advice.current.notes:
+    for note in advice.settings.notes:
         out.append(Text(f"note: {note}", style="dim"))
     return out
 
@@ -86,12 +86,20 @@ def advice_markdown(advice: Advice) -> list[str]:
             out += ["mongod.conf (persistent):", "", "```yaml", r.apply_config, "```", ""]
         if r.revert_runtime or r.revert_config:
             out += ["Revert:", "", "```", *(x for x in (r.revert_runtime, r.revert_config) if x), "```", ""]
-    if advice.apply_runtime or advice.apply_config:
+    if advice.combined.apply_runtime or advice.combined.apply_config:
         out += ["### All together", ""]
-        if advice.apply_runtime:
-            out += ["```js", *advice.apply_runtime, "```", ""]
-        if advice.apply_config:
-            out += ["```yaml", advice.apply_config, "```", ""]
-        out += ["Revert all:", "", "```", *advice.revert_runtime, advice.revert_config or "", "```", ""]
-    out += [f"- note: {n}" for n in advice.current.notes]
+        if advice.combined.apply_runtime:
+            out += ["```js", *advice.combined.apply_runtime, "```", ""]
+        if advice.combined.apply_config:
+            out += ["```yaml", advice.combined.apply_config, "```", ""]
+        out += [
+            "Revert all:",
+            "",
+            "```",
+            *advice.combined.revert_runtime,
+            advice.combined.revert_config or "",
+            "```",
+            "",
+        ]
+    out += [f"- note: {n}" for n in advice.settings.notes]
     return out

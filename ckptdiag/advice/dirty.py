@@ -1,0 +1,172 @@
+"""How much dirty data a checkpoint can find: the dirty target/trigger and the cache size."""
+
+from __future__ import annotations
+
+import math
+
+from ckptdiag.advice.changes import EngineChange
+from ckptdiag.advice.model import checkpoint_shape, episode_figures, finished, median
+from ckptdiag.advice.recommendation import Recommendation
+from ckptdiag.advice.text import mb
+from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.verdict import hurts
+from ckptdiag.engine_config import (
+    DEFAULT_DIRTY_TARGET,
+    DEFAULT_DIRTY_TRIGGER,
+    DEFAULT_INTERVAL_S,
+    default_cache_bytes,
+)
+
+DIRTY_BURST_S = 2.0  # dirty data at the target should be writable in ~2 s of this disk's checkpoint rate
+# ... where dirty data reaches the target at all (80 % of it); below it the interval sets the burst
+DIRTY_NEAR_TARGET = 0.8
+MIN_DIRTY_TARGET_PCT = 1.0  # below 1 % of the cache: say it in bytes (WiredTiger takes > 100 as bytes)
+CACHE_OVER_DEFAULT = 1.05  # configured above mongod's default formula by more than 5 %
+
+
+def pct_or_bytes(pct: float, cache: float | None) -> tuple[str, float]:
+    """A dirty setting as WiredTiger takes it: whole % of the cache, or MB when under 1 %.
+
+    >>> pct_or_bytes(4.4, 2**30), pct_or_bytes(0.5, 100 * 2**20)
+    (('4', 4.0), ('1MB', 1.0))
+    """
+    if pct >= MIN_DIRTY_TARGET_PCT or not cache:
+        value = max(round(pct), 1)
+        return str(value), float(value)
+    size = max(int(pct / 100 * cache / 2**20), 1)
+    return f"{size}MB", 100 * size * 2**20 / cache
+
+
+def shown(setting: str) -> str:
+    """A dirty setting for people: ``5`` is 5 %, ``512MB`` stays as it is."""
+    return setting if setting.endswith("MB") else f"{setting} %"
+
+
+def _target_pct(dx: Diagnosis, cache: float, rate: float | None) -> tuple[float, list[str]]:
+    """The dirty target to aim for (% of the cache) and why it differs from the one in force."""
+    ev = dx.settings.eviction
+    target_pct = min(ev.dirty_target.number, DEFAULT_DIRTY_TARGET)
+    why: list[str] = []
+    if ev.dirty_target.number > DEFAULT_DIRTY_TARGET:
+        why.append(f"eviction_dirty_target is {ev.dirty_target.number:g} % (default {DEFAULT_DIRTY_TARGET:g} %)")
+    dirty_max = dx.eviction.dirty_pct_max
+    reaches_target = dirty_max is not None and dirty_max >= DIRTY_NEAR_TARGET * target_pct
+    if rate and reaches_target:
+        # the dirty data at the target should fit in DIRTY_BURST_S of this disk's checkpoint rate
+        fit = 100 * rate * DIRTY_BURST_S / cache
+        if fit < target_pct * 0.8:
+            why.append(
+                f"{target_pct:g} % of a {mb(cache)} cache is {mb(target_pct / 100 * cache)} of dirty data: "
+                f"{target_pct / 100 * cache / rate:.1f} s of this disk's checkpoint rate ({rate / 2**20:.0f} MB/s)"
+            )
+            target_pct = fit
+    return target_pct, why
+
+
+def dirty_rule(dx: Diagnosis) -> Recommendation | None:
+    """Dirty target/trigger: lower them where checkpoints that hurt find too much dirty data."""
+    ev = dx.settings.eviction
+    cache = dx.settings.cache_bytes.value
+    if not any(hurts(e) for e in dx.episodes) or not cache:
+        return None
+    now = checkpoint_shape(dx, dx.checkpoint_period_s or dx.settings.interval.value or DEFAULT_INTERVAL_S)
+    rate = now.disk_rate if now else None
+    target_pct, why = _target_pct(dx, cache, rate)
+    if not why:
+        return None
+    target_text, target_value = pct_or_bytes(target_pct, cache)
+    # the default 1:4 spacing between target and trigger, never above the current or default trigger
+    trigger_pct = min(ev.dirty_trigger.number, DEFAULT_DIRTY_TRIGGER, max(4 * target_value, target_value + 1))
+    trigger_text, trigger_value = pct_or_bytes(trigger_pct, cache)
+    if target_value >= ev.dirty_target.number and trigger_value >= ev.dirty_trigger.number:
+        return None
+    peak = median(episode_figures(finished(dx), lambda m: m.dirty_pct_peak))
+    evidence = [*why]
+    if peak is not None:
+        evidence.append(f"dirty cache peaks at {peak:.0f} % ({mb(peak / 100 * cache)}) in the checkpoints that hurt")
+    bytes_after = target_value / 100 * cache
+    predicted: dict[str, float] = {"dirty_bytes_at_target": bytes_after}
+    now_bytes = ev.dirty_target.number / 100 * cache
+    text = f"at most ~{mb(bytes_after)} of dirty data waits for a checkpoint (now {mb(now_bytes)})"
+    if rate:
+        predicted["checkpoint_s_upper_bound"] = bytes_after / rate
+        text += f", ~{bytes_after / rate:.1f} s at this disk's {rate / 2**20:.0f} MB/s"
+    raised = ev.dirty_target.number > DEFAULT_DIRTY_TARGET
+    return Recommendation(
+        id="eviction-dirty",
+        kind="setting",
+        setting="eviction_dirty_target / eviction_dirty_trigger",
+        title=f"Evict dirty data earlier: dirty target {shown(target_text)}, trigger {shown(trigger_text)}",
+        current={"eviction_dirty_target": ev.dirty_target.number, "eviction_dirty_trigger": ev.dirty_trigger.number},
+        current_source=ev.dirty_target.source,
+        recommended={"eviction_dirty_target": target_text, "eviction_dirty_trigger": trigger_text},
+        evidence=tuple(evidence),
+        predicted=predicted,
+        predicted_text=text,
+        tradeoffs=(
+            "eviction threads write dirty pages continuously instead of the checkpoint writing them at once: "
+            "the same bytes, spread out",
+            "a page updated again after eviction is written again: more total writes on update-heavy loads",
+            f"application threads evict when dirty data reaches the trigger ({shown(trigger_text)}): "
+            "keep it well above the target",
+        ),
+        confidence="high" if raised else "medium",
+        confidence_why=(
+            "dirty targets above the defaults let checkpoints find that much dirty data"
+            if raised
+            else "sized from this run's checkpoint write rate; eviction must keep up with the write load"
+        ),
+        change=EngineChange(
+            {"eviction_dirty_target": target_text, "eviction_dirty_trigger": trigger_text},
+            {
+                "eviction_dirty_target": f"{ev.dirty_target.number:g}",
+                "eviction_dirty_trigger": f"{ev.dirty_trigger.number:g}",
+            },
+        ),
+        lab={
+            "eviction_dirty_target": max(round(target_value), 1),
+            "eviction_dirty_trigger": max(round(trigger_value), 2),
+        },
+    )
+
+
+def cache_size_rule(dx: Diagnosis) -> Recommendation | None:
+    """A cache above mongod's default squeezes the page cache and holds more dirty data."""
+    cache, ram = dx.settings.cache_bytes.value, dx.facts.ram_bytes
+    default = default_cache_bytes(ram)
+    if not cache or not default or not ram or cache <= default * CACHE_OVER_DEFAULT:
+        return None
+    gb = max(math.floor(default / 2**30), 1)
+    dirty = dx.settings.eviction.dirty_target.number
+    return Recommendation(
+        id="cache-size",
+        kind="setting",
+        setting="storage.wiredTiger.engineConfig.cacheSizeGB",
+        title=f"Cache {gb} GB instead of {cache / 2**30:.0f} GB",
+        current=cache / 2**30,
+        current_source=dx.settings.cache_bytes.source,
+        recommended=gb,
+        evidence=(
+            f"cache {mb(cache)} of {mb(ram)} RAM ({100 * cache / ram:.0f} %); mongod's default for this host is "
+            f"{mb(default)} (50 % of RAM - 1 GB)",
+            f"{mb(ram - cache)} left to the OS page cache, connections and the filesystem's own dirty data",
+            f"dirty target {dirty:g} % of it is {mb(dirty / 100 * cache)} per checkpoint at worst",
+        ),
+        predicted={"dirty_bytes_at_target": dirty / 100 * gb * 2**30, "page_cache_bytes": ram - gb * 2**30},
+        predicted_text=(
+            f"dirty data at the target {mb(dirty / 100 * gb * 2**30)} instead of "
+            f"{mb(dirty / 100 * cache)}; {mb(ram - gb * 2**30)} left to the page cache"
+        ),
+        tradeoffs=(
+            "a smaller cache holds a smaller working set: more reads from disk (or the page cache) "
+            "if it no longer fits",
+            "a runtime cache_size change is lost at restart; shrink it at a quiet time "
+            "(eviction works to get under it)",
+        ),
+        confidence="medium",
+        confidence_why=(
+            "the default formula is MongoDB's; the right size depends on the working set, which one run cannot see"
+        ),
+        change=EngineChange({"cache_size": f"{gb}G"}, {"cache_size": f"{int(cache / 2**20)}M"}),
+        lab={"cache_mb": gb * 1024},
+    )

@@ -1,0 +1,109 @@
+"""Things to check that are not a knob of this server: the disk, its file system, the journal."""
+
+from __future__ import annotations
+
+from ckptdiag.advice.changes import ParameterChange
+from ckptdiag.advice.recommendation import Recommendation
+from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.verdict import hurts
+from ckptdiag.engine_config import DEFAULT_COMMIT_MS
+
+SATURATED_UTIL_PCT = 90.0
+
+
+def _note(id_: str, setting: str, title: str, evidence: tuple[str, ...], text: str) -> Recommendation:
+    return Recommendation(
+        id=id_,
+        kind="note",
+        setting=setting,
+        title=title,
+        current=None,
+        current_source="",
+        recommended=None,
+        evidence=evidence,
+        predicted={},
+        predicted_text=text,
+        tradeoffs=(),
+        confidence="medium",
+        confidence_why="from this run's disk and latency figures",
+    )
+
+
+def _disk(dx: Diagnosis) -> Recommendation | None:
+    hurting = [e for e in dx.episodes if hurts(e)]
+    saturated = [e for e in hurting if (e.impact.util_pct_peak or 0) >= SATURATED_UTIL_PCT]
+    if not (hurting and dx.disk and len(saturated) * 2 >= len(hurting)):
+        return None
+    peak = max(float(e.impact.write_mb_s_peak or 0) for e in saturated)
+    return _note(
+        "disk",
+        "disk",
+        f"Disk {dx.disk} cannot absorb the checkpoint burst",
+        (
+            f"{dx.disk} {SATURATED_UTIL_PCT:.0f} %+ busy in {len(saturated)} of {len(hurting)} checkpoints that "
+            f"hurt; peak {peak:.0f} MB/s",
+        ),
+        "smaller bursts (above) spread the same writes; otherwise a disk with more write throughput",
+    )
+
+
+def _filesystem(dx: Diagnosis, hurting: int) -> Recommendation | None:
+    fs = dx.facts.filesystem
+    if not (fs and fs.lower() == "ext4" and hurting):
+        return None
+    return _note(
+        "filesystem",
+        "file system",
+        "dbPath is on ext4: MongoDB recommends XFS for WiredTiger",
+        ("dbPath's file system is ext4", f"{hurting} of {len(dx.episodes)} checkpoints cost throughput"),
+        "on ext4 a data file's fdatasync can hold up the journal's writes (SERVER-18314); XFS avoids it",
+    )
+
+
+def _journal_commit(dx: Diagnosis) -> Recommendation:
+    commit = dx.settings.commit_ms
+    value = commit.number
+    return Recommendation(
+        id="journal-commit",
+        kind="note",
+        setting="storage.journal.commitIntervalMs",
+        title=f"Journal commit interval {value:g} ms: back to {DEFAULT_COMMIT_MS:g} ms",
+        current=commit.value,
+        current_source=commit.source,
+        recommended=DEFAULT_COMMIT_MS,
+        evidence=(f"the journal is synced every {value:g} ms, competing with each checkpoint's writes",),
+        predicted={},
+        predicted_text="fewer journal syncs queued behind the checkpoint's data-file sync",
+        tradeoffs=("up to 100 ms of unacknowledged (w:1, j:false) writes can be lost in a crash",),
+        confidence="low",
+        confidence_why="helps only if the journal shares the checkpoint's disk",
+        change=ParameterChange(
+            "journalCommitInterval", ("storage", "journal", "commitIntervalMs"), DEFAULT_COMMIT_MS, value
+        ),
+    )
+
+
+def notes(dx: Diagnosis) -> list[Recommendation]:
+    """The checks this run's figures point to."""
+    hurting = [e for e in dx.episodes if hurts(e)]
+    out = [n for n in (_disk(dx), _filesystem(dx, len(hurting))) if n is not None]
+    commit = dx.settings.commit_ms.value
+    if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
+        out.append(_journal_commit(dx))
+    app = dx.eviction.app_evicted_pages + dx.eviction.app_wait_s
+    slow_writes = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
+    if slow_writes and not app:
+        out.append(
+            _note(
+                "journal-disk",
+                "journal",
+                "Writes wait for the journal behind the checkpoint's sync",
+                (
+                    f"write latency rose in {len(slow_writes)} of {len(dx.episodes)} checkpoints with no "
+                    "application-thread eviction and no cache wait: the writes wait for I/O, not for the cache",
+                ),
+                "a journal on its own disk (dbPath/journal as a symlink or mount) keeps commits off the "
+                "checkpoint's queue",
+            )
+        )
+    return out

@@ -1,0 +1,39 @@
+"""Cache and eviction pressure over the whole window, against the settings in force."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ckptdiag import catalogue
+from ckptdiag.analysis.columns import Columns
+from ckptdiag.analysis.results import EvictionSummary
+from ckptdiag.analysis.stats import nanmax, nanmedian
+from ckptdiag.engine_config import EvictionSettings
+
+
+def eviction_summary(
+    cols: Columns, states: np.ndarray, settings: EvictionSettings, version: catalogue.Version | None
+) -> EvictionSummary:
+    """Dirty and used cache, time at or over each target and trigger, application-thread
+    eviction, and how many samples had each eviction-state flag (``states``: the raw state)."""
+    dirty = np.nan_to_num(cols.dirty_pct)
+    dt = np.nan_to_num(cols.dt, nan=0.0)
+    flags: dict[str, int] = {}
+    finite = states[np.isfinite(states)].astype(np.int64)
+    for value, count in zip(*np.unique(finite, return_counts=True), strict=True):
+        for flag in catalogue.eviction_state_flags(int(value), version):
+            flags[flag] = flags.get(flag, 0) + int(count)
+    return EvictionSummary(
+        dirty_pct_p50=nanmedian(cols.dirty_pct),
+        dirty_pct_max=nanmax(cols.dirty_pct),
+        used_pct_max=nanmax(cols.used_pct),
+        seconds_over_dirty_target=float(np.sum(dt[dirty >= settings.dirty_target.number])),
+        seconds_over_dirty_trigger=float(np.sum(dt[dirty >= settings.dirty_trigger.number])),
+        seconds_over_eviction_trigger=float(np.sum(dt[np.nan_to_num(cols.used_pct) >= settings.trigger.number])),
+        seconds_over_updates_trigger=float(
+            np.sum(dt[np.nan_to_num(cols.updates_pct) >= settings.updates_trigger.number])
+        ),
+        app_evicted_pages=float(np.nansum(cols.app_evict)),
+        app_wait_s=float(np.nansum(cols.app_wait_ms)) / 1000,
+        state_samples=tuple(flags.items()),
+    )

@@ -1,0 +1,63 @@
+"""The notes under a diagnosis: what the samples could and could not show."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ckptdiag.analysis.results import Episode, OtherStall
+from ckptdiag.analysis.thresholds import SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
+from ckptdiag.recording import utc_iso
+
+
+def evidence(
+    d: pd.DataFrame,
+    episodes: Sequence[Episode],
+    others: Sequence[OtherStall],
+    gaps: int,
+    restarts: int,
+    period_s: float | None,
+) -> list[str]:
+    """Gaps, restarts, missing sections, slow replies, skipped ticks and other stalls, as notes."""
+    notes = []
+    if gaps:
+        notes.append(f"{gaps} gaps in the samples (no rate or checkpoint is read across one)")
+    if restarts:
+        notes.append(f"{restarts} server restarts in the window")
+    missing = int(np.nansum(d["wt_missing"].to_numpy()))
+    if missing:
+        notes.append(f"{missing} serverStatus replies without the wiredTiger section (checkpoint contention)")
+    if episodes and all(e.evidence == "disk-burst" for e in episodes):
+        notes.append("no checkpoint statistics: episodes are disk write bursts")
+    if period_s and period_s > 1.5:
+        notes.append(
+            f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
+        )
+    notes += _slow_replies(d["rtt_ms"].to_numpy(dtype="float64"), episodes)
+    skipped = float(np.nansum(d["skipped"].to_numpy()))
+    if skipped:
+        notes.append(f"{skipped:.0f} sampling ticks skipped while a reply was late")
+    if d["ops_s"].isna().all():
+        notes.append("no opcounters: throughput impact unknown")
+    if others:
+        first = others[0]
+        notes.append(
+            f"{len(others)} stall{'s' if len(others) != 1 else ''} while no checkpoint ran (the same "
+            f"yardstick: writes at most {STALL_OPS_RATIO * 100:.0f} % of the baseline, write latency "
+            f"{STALL_LATENCY_RATIO:g}x or more): not the checkpoints; the first at {utc_iso(first.start)}, "
+            f"{first.duration_s:.0f} s" + (f" ({'; '.join(first.seen)})" if first.seen else "")
+        )
+    return notes
+
+
+def _slow_replies(rtt: np.ndarray, episodes: Sequence[Episode]) -> list[str]:
+    slow = np.nan_to_num(rtt, nan=0.0) >= SLOW_REPLY_MS
+    if not slow.any():
+        return []
+    during = sum(int(slow[max(e.rows[0] - 1, 0) : e.rows[1] + 1].any()) for e in episodes if e.evidence != "disk-burst")
+    return [
+        f"{int(slow.sum())} serverStatus replies took {SLOW_REPLY_MS / 1000:g} s or more "
+        f"(slowest {np.nanmax(rtt) / 1000:.1f} s); {during} checkpoints had one"
+    ]

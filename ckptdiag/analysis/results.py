@@ -1,0 +1,153 @@
+"""The analysis' typed, immutable results: what crosses from analysis to advice and the reports.
+
+Every figure is a named field (mypy strict catches a renamed one); times are float64 epoch
+seconds (Python floats), never a float32 from a derived column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ckptdiag.engine_config import EngineSettings
+from ckptdiag.facts import ServerFacts
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    """What one checkpoint cost, read over the samples whose interval it touches (plus one)."""
+
+    ops_s_baseline: float | None = None
+    ops_s_min: float | None = None
+    ops_ratio: float | None = None  # worst second's throughput / baseline
+    ops_s_after: float | None = None  # median throughput in the seconds after it
+    write_latency_ratio: float | None = None
+    write_latency_kind: str | None = None  # "p99" (histograms) or "mean"
+    write_p99_ms_peak: float | None = None
+    write_latency_ms_peak: float | None = None
+    read_latency_ratio: float | None = None
+    write_mb_s_peak: float | None = None
+    w_s_peak: float | None = None
+    util_pct_peak: float | None = None
+    await_ms_peak: float | None = None
+    aqu_sz_peak: float | None = None
+    app_evicted_pages: float | None = None
+    app_wait_ms: float | None = None
+    dirty_pct_peak: float | None = None
+    write_tickets_available_min: float | None = None
+    queued_writers_max: float | None = None
+    stall: bool = False
+    reasons: tuple[str, ...] = ()  # why it stalled, or why a dip was not called one
+
+
+NO_IMPACT = Impact()
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One checkpoint (or, without checkpoint statistics, one disk write burst) and its cost."""
+
+    start: float  # epoch seconds
+    end: float | None  # None: still running when the window ends
+    duration_s: float | None
+    bytes_written: float | None
+    evidence: str  # "counters", "running-flag" or "disk-burst"
+    exact_duration: bool = False  # the server's own "most recent time", not sample spacing
+    truncated: bool = False  # began before the window (or a gap) did
+    shared: bool = False  # one of several that began in one interval: they share its total time
+    rows: tuple[int, int] = (0, 0)  # first and last sample whose interval it touches
+    impact: Impact = NO_IMPACT
+
+    @property
+    def stall(self) -> bool:
+        """Did it stall the server?"""
+        return self.impact.stall
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why it stalled (or why a dip was not called a stall)."""
+        return self.impact.reasons
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The server's usual second, away from checkpoints."""
+
+    samples: int
+    ops_s: float | None
+    writes_s: float | None
+    write_lat_ms: float | None
+    write_p99_ms: float | None
+    read_lat_ms: float | None
+    disk_write_mb_s: float | None
+    disk_util_pct: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionSummary:
+    """Cache and eviction over the whole window, against the settings in force."""
+
+    dirty_pct_p50: float | None
+    dirty_pct_max: float | None
+    used_pct_max: float | None
+    seconds_over_dirty_target: float
+    seconds_over_dirty_trigger: float
+    seconds_over_eviction_trigger: float
+    seconds_over_updates_trigger: float
+    app_evicted_pages: float
+    app_wait_s: float
+    state_samples: tuple[tuple[str, int], ...]  # eviction-state flag -> samples that had it
+
+
+@dataclass(frozen=True, slots=True)
+class OtherStall:
+    """A stall while no checkpoint ran (same yardstick as the episodes'), and what the counters saw."""
+
+    start: float
+    end: float
+    duration_s: float
+    ops_ratio: float | None
+    write_latency_ratio: float | None
+    write_latency_kind: str
+    app_evicted_pages: float
+    app_wait_ms: float
+    dirty_pct_peak: float | None
+    updates_pct_peak: float | None
+    updates_at_target: bool
+    queued_writers_max: float | None
+    seen: tuple[str, ...]  # evidence, not proof of cause
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything the advice and the reports read about one window of one server."""
+
+    facts: ServerFacts
+    settings: EngineSettings
+    start: float
+    end: float
+    samples: int
+    period_s: float | None  # sampling period
+    gaps: int
+    restarts: int
+    samples_without_wiredtiger: int
+    episodes: tuple[Episode, ...]
+    checkpoint_period_s: float | None
+    checkpoint_period_cv: float | None
+    baseline: Baseline
+    disk: str | None
+    eviction: EvictionSummary
+    severity: str  # "ok", "warn" or "critical"
+    summary: str
+    findings: tuple[str, ...]
+    evidence: tuple[str, ...]
+    ops_s_mean: float | None = None  # over the whole window, checkpoints included
+    writes_s_mean: float | None = None
+    timeline: pd.DataFrame | None = field(default=None, compare=False)
+    other_stalls: tuple[OtherStall, ...] = ()
+
+    @property
+    def stalls(self) -> int:
+        """Episodes that stalled the server."""
+        return sum(e.stall for e in self.episodes)

@@ -1,0 +1,36 @@
+"""NaN-tolerant summaries of numpy arrays, as Python floats (None where nothing is known)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def nanmedian(values: np.ndarray) -> float | None:
+    """The median of the finite values, or None."""
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if finite.size else None
+
+
+def nanmean(values: np.ndarray) -> float | None:
+    """The mean of the finite values, or None."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else None
+
+
+def nanmax(values: np.ndarray) -> float | None:
+    """The largest finite value, or None."""
+    finite = values[np.isfinite(values)]
+    return float(finite.max()) if finite.size else None
+
+
+def nanmin(values: np.ndarray) -> float | None:
+    """The smallest finite value, or None."""
+    finite = values[np.isfinite(values)]
+    return float(finite.min()) if finite.size else None
+
+
+def ratio(value: float | None, base: float | None) -> float | None:
+    """``value / base``, or None when either is unknown or the base is not positive."""
+    if value is None or base is None or base <= 0:
+        return None
+    return value / base

@@ -1,0 +1,45 @@
+"""The diagnosis' yardstick: every threshold, in one place (documented in docs/analysis.md).
+
+* baseline: samples at least ``BASELINE_CLEAR_BEFORE_S`` before and ``BASELINE_CLEAR_AFTER_S``
+  after every episode, within ``BASELINE_WINDOW_S`` before the episode (the load it interrupted:
+  the server's load changes over a day), else around it, falling back to the whole window's when
+  fewer than ``BASELINE_MIN_SAMPLES`` remain;
+* an episode's impact is read over the samples whose interval it touches, plus one (requests it
+  delayed complete in the next second): worst throughput, worst latency, disk peaks, evictions;
+* a **stall**: throughput in its worst second at most ``STALL_OPS_RATIO`` of the baseline while the
+  write latency (p99 when histograms are recorded, else the mean) is at least
+  ``STALL_LATENCY_RATIO`` times the baseline (or no write completed at all), on a server doing at
+  least ``MIN_BASELINE_OPS`` operations a second; or application threads waited for cache space
+  ``STALL_APP_WAIT_MS`` or more during it. The load must come back: if the median throughput of
+  the ``RECOVERY_WINDOW_S`` after it stays under ``RECOVERY_RATIO`` of the baseline, the client
+  went away (the workload ended), and that is not a stall;
+* an episode **hurts** (short of a stall) when throughput falls to ``HURT_OPS_RATIO`` of the
+  baseline; a latency rise of ``HURT_LATENCY_RATIO`` times or more is named in the summary but
+  does not change the verdict on its own (p99 rises in most checkpoints of a healthy server);
+* verdict ``critical``: at least ``CRITICAL_MIN_STALLS`` stalls that are at least
+  ``CRITICAL_STALL_SHARE`` of the episodes (a single episode that stalls, when it is the only one);
+  ``warn``: any stall, episodes that hurt in ``WARN_HURT_SHARE`` of them, dirty cache at or over the
+  dirty trigger, or application threads evicting; else ``ok``.
+"""
+
+from __future__ import annotations
+
+BASELINE_CLEAR_BEFORE_S = 2.0
+BASELINE_CLEAR_AFTER_S = 3.0
+BASELINE_WINDOW_S = 300.0
+BASELINE_MIN_SAMPLES = 10
+IMPACT_GRACE_S = 1.0
+RECOVERY_WINDOW_S = 10.0
+RECOVERY_RATIO = 0.5
+MIN_BASELINE_OPS = 20.0
+STALL_OPS_RATIO = 0.6
+STALL_LATENCY_RATIO = 2.0
+STALL_APP_WAIT_MS = 500.0
+HURT_OPS_RATIO = 0.8
+HURT_LATENCY_RATIO = 1.5
+CRITICAL_MIN_STALLS = 2
+CRITICAL_STALL_SHARE = 0.25
+WARN_HURT_SHARE = 0.25
+UTIL_SATURATED_PCT = 90.0
+SLOW_REPLY_MS = 1000.0
+UPDATES_NEAR_TARGET = 0.95  # eviction starts at the target: the last sample before shows just under it

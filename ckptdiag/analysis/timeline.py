@@ -1,0 +1,52 @@
+"""The window in a few hundred equal time buckets, for the reports' sparklines and charts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ckptdiag.analysis.results import Episode
+
+TIMELINE_POINTS = 600
+
+
+def timeline(d: pd.DataFrame, episodes: Sequence[Episode], disk: str | None, points: int) -> pd.DataFrame:
+    """The window in at most ``points`` equal time buckets: lowest ops/s (dips must show), highest
+    dirty %, disk MB/s and write latency, and whether a checkpoint or a stall touched the bucket."""
+    t = d["t"].to_numpy()
+    span = max(float(t[-1] - t[0]), 1e-9)
+    n = int(min(points, max(t.size, 1)))
+    bucket = np.minimum(((t - t[0]) / span * n).astype(np.int64), n - 1)
+    frame = pd.DataFrame(
+        {
+            "bucket": bucket,
+            "ops_s": d["ops_s"].to_numpy(),
+            "dirty_pct": d["dirty_pct"].to_numpy(),
+            "disk_mb_s": d[f"disk.{disk}.wmb_s"].to_numpy() if disk else np.nan,
+            "write_lat_ms": d["write_lat_ms"].to_numpy(),
+        }
+    )
+    out = frame.groupby("bucket").agg(
+        ops_s=("ops_s", "min"),
+        ops_s_mean=("ops_s", "mean"),
+        dirty_pct=("dirty_pct", "max"),
+        disk_mb_s=("disk_mb_s", "max"),
+        write_lat_ms=("write_lat_ms", "max"),
+    )
+    out = out.reindex(range(n))
+    out["t"] = t[0] + np.arange(n) * span / n
+    ckpt = np.zeros(n, dtype=bool)
+    stall = np.zeros(n, dtype=bool)
+    for e in episodes:
+        end = e.end if e.end is not None else float(t[-1])
+        lo = int(min((e.start - t[0]) / span * n, n - 1))
+        hi = int(min((end - t[0]) / span * n, n - 1))
+        ckpt[max(lo, 0) : hi + 1] = True
+        if e.stall:
+            stall[max(lo, 0) : hi + 1] = True
+    out["checkpoint"] = ckpt
+    out["stall"] = stall
+    result: pd.DataFrame = out.reset_index(drop=True)
+    return result

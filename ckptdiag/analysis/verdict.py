@@ -1,0 +1,68 @@
+"""The verdict: a severity and the findings behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ckptdiag.analysis.results import Episode, EvictionSummary, OtherStall
+from ckptdiag.analysis.thresholds import (
+    CRITICAL_MIN_STALLS,
+    CRITICAL_STALL_SHARE,
+    HURT_OPS_RATIO,
+    UTIL_SATURATED_PCT,
+    WARN_HURT_SHARE,
+)
+from ckptdiag.engine_config import EvictionSettings
+
+
+def hurts(e: Episode) -> bool:
+    """Short of a stall, did this episode cost throughput? (A latency spike alone is reported,
+    not judged: p99 rises in most checkpoints of a healthy server too.)"""
+    ops = e.impact.ops_ratio
+    return e.stall or (ops is not None and ops <= HURT_OPS_RATIO)
+
+
+def _severity(episodes: Sequence[Episode]) -> str:
+    n = len(episodes)
+    stalls = sum(e.stall for e in episodes)
+    hurt = sum(hurts(e) for e in episodes)
+    if n and stalls and (stalls >= max(CRITICAL_MIN_STALLS, CRITICAL_STALL_SHARE * n) or (n == 1 and stalls == 1)):
+        return "critical"
+    if stalls or (n and hurt >= WARN_HURT_SHARE * n and hurt >= 2):
+        return "warn"
+    return "ok"
+
+
+def verdict(
+    episodes: Sequence[Episode], eviction: EvictionSummary, settings: EvictionSettings, others: Sequence[OtherStall]
+) -> tuple[str, tuple[str, ...]]:
+    """The severity and the findings behind it: the episodes' cost, eviction pressure, then stalls
+    while no checkpoint ran (at most a warning: they are not the checkpoints')."""
+    findings: list[str] = []
+    n = len(episodes)
+    severity = _severity(episodes)
+    if n:
+        stalls = sum(e.stall for e in episodes)
+        hurt = sum(hurts(e) for e in episodes)
+        findings.append(f"{stalls} of {n} checkpoints stalled the server; {hurt} cost throughput")
+    saturated = sum(1 for e in episodes if (e.impact.util_pct_peak or 0) >= UTIL_SATURATED_PCT)
+    if saturated:
+        findings.append(f"the data disk was {UTIL_SATURATED_PCT:.0f} %+ busy in {saturated} of {n} checkpoints")
+    if eviction.seconds_over_dirty_trigger:
+        findings.append(
+            f"dirty cache at or over the dirty trigger ({settings.dirty_trigger.number:g} %) for "
+            f"{eviction.seconds_over_dirty_trigger:.0f} s: application threads are made to evict"
+        )
+    if eviction.app_evicted_pages:
+        findings.append(f"application threads evicted {eviction.app_evicted_pages:,.0f} pages")
+    if severity == "ok" and (eviction.seconds_over_dirty_trigger or eviction.app_evicted_pages):
+        severity = "warn"
+    if others:
+        at_updates = sum(o.updates_at_target for o in others)
+        findings.append(
+            f"writes stalled {len(others)} time{'s' if len(others) != 1 else ''} while no checkpoint ran"
+            + (f"; {at_updates} with the updates in cache at their eviction target" if at_updates else "")
+        )
+        if severity == "ok":
+            severity = "warn"
+    return severity, tuple(findings)

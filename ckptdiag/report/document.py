@@ -1,0 +1,250 @@
+"""The report and its JSON document: the contract scripts and cron jobs read (docs/report-json.md).
+
+The terminal, Markdown and HTML reports show the same facts from the same :class:`Report`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ckptdiag import __version__
+from ckptdiag.advice.recommendation import Advice
+from ckptdiag.analysis.results import Diagnosis, Episode, OtherStall
+from ckptdiag.engine_config import EngineSettings
+from ckptdiag.recording import utc_iso
+
+SCHEMA_VERSION = 3
+FORMATS = ("table", "json", "md", "html")
+EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".txt": "table"}
+OTHER_STALLS_LISTED = 100  # a window full of them lists this many (and counts them all)
+
+
+@dataclass(frozen=True)
+class ReportSource:
+    """Where a diagnosis' samples came from, and the damage found reading them."""
+
+    kind: str  # "recording" or "ftdc"
+    path: str
+    damaged: tuple[str, ...] = ()
+    files: int | None = None  # FTDC files read
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON report's ``source`` object."""
+        out: dict[str, Any] = {"kind": self.kind, "path": self.path, "damaged": list(self.damaged)}
+        if self.files is not None:
+            out["files"] = self.files
+        return out
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a report shows: the diagnosis (with the server's facts and settings), where it
+    came from, and the advice."""
+
+    dx: Diagnosis
+    source: ReportSource
+    advice: Advice | None = None
+
+
+def iso(ts: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 UTC with milliseconds."""
+    return None if ts is None or not math.isfinite(ts) else utc_iso(float(ts))
+
+
+def num(value: Any, digits: int = 3) -> Any:
+    """A figure for JSON: rounded, NaN and infinities as null, numpy scalars as Python numbers."""
+    if value is None:
+        return None
+    if isinstance(value, bool | str):
+        return value
+    if isinstance(value, int | np.integer):
+        return int(value)
+    value = float(value)
+    return round(value, digits) if math.isfinite(value) else None
+
+
+def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
+    m = e.impact
+    return {
+        "start": iso(e.start),
+        "end": iso(e.end),
+        "duration_s": num(e.duration_s),
+        "exact_duration": e.exact_duration,
+        "shared_interval": e.shared,
+        "bytes_written": num(e.bytes_written, 0),
+        "evidence": e.evidence,
+        "truncated": e.truncated,
+        "stall": e.stall,
+        "stall_reasons": list(e.reasons if e.stall else []),
+        "ops_ratio": num(m.ops_ratio),
+        "ops_s_min": num(m.ops_s_min, 1),
+        "ops_s_baseline": num(m.ops_s_baseline, 1),
+        "write_latency_ratio": num(m.write_latency_ratio),
+        "write_latency_kind": m.write_latency_kind,
+        "write_p99_ms_peak": num(m.write_p99_ms_peak),
+        "write_latency_ms_peak": num(m.write_latency_ms_peak),
+        "read_latency_ratio": num(m.read_latency_ratio),
+        "disk": {
+            "device": disk,
+            "write_mb_s_peak": num(m.write_mb_s_peak, 2),
+            "w_s_peak": num(m.w_s_peak, 1),
+            "util_pct_peak": num(m.util_pct_peak, 1),
+            "await_ms_peak": num(m.await_ms_peak, 2),
+            "aqu_sz_peak": num(m.aqu_sz_peak, 2),
+        },
+        "eviction": {
+            "app_evicted_pages": num(m.app_evicted_pages, 0),
+            "app_wait_ms": num(m.app_wait_ms, 1),
+            "dirty_pct_peak": num(m.dirty_pct_peak, 2),
+        },
+        "tickets": {
+            "write_available_min": num(m.write_tickets_available_min, 0),
+            "queued_writers_max": num(m.queued_writers_max, 0),
+        },
+    }
+
+
+def _other_stall_json(o: OtherStall) -> dict[str, Any]:
+    return {
+        "start": iso(o.start),
+        "end": iso(o.end),
+        "duration_s": num(o.duration_s),
+        "ops_ratio": num(o.ops_ratio),
+        "write_latency_ratio": num(o.write_latency_ratio),
+        "write_latency_kind": o.write_latency_kind,
+        "app_evicted_pages": num(o.app_evicted_pages),
+        "app_wait_ms": num(o.app_wait_ms),
+        "dirty_pct_peak": num(o.dirty_pct_peak),
+        "updates_pct_peak": num(o.updates_pct_peak),
+        "updates_at_target": o.updates_at_target,
+        "queued_writers_max": num(o.queued_writers_max),
+        "seen": list(o.seen),
+    }
+
+
+def _settings_json(s: EngineSettings) -> dict[str, Any]:
+    """The eviction settings in force, as the ``eviction.settings`` object (each with its source)."""
+    ev = s.eviction
+    values = {
+        "eviction_target": ev.target,
+        "eviction_trigger": ev.trigger,
+        "eviction_dirty_target": ev.dirty_target,
+        "eviction_dirty_trigger": ev.dirty_trigger,
+        "eviction_updates_target": ev.updates_target,
+        "eviction_updates_trigger": ev.updates_trigger,
+        "threads_min": ev.threads_min,
+        "threads_max": ev.threads_max,
+    }
+    out: dict[str, Any] = {name: num(setting.value) for name, setting in values.items()}
+    out["source"] = ev.source
+    out["sources"] = {name: setting.described for name, setting in values.items()}
+    return out
+
+
+def _stats(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"p50": None, "max": None}
+    return {"p50": num(float(np.median(values))), "max": num(max(values))}
+
+
+def to_document(r: Report) -> dict[str, Any]:
+    """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN)."""
+    dx, advice = r.dx, r.advice
+    b, ev = dx.baseline, dx.eviction
+    facts = dx.facts
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "ckptdiag", "version": __version__},
+        "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+        "source": r.source.to_json(),
+        "server": {
+            "version": facts.version,
+            "host": facts.host,
+            "cache_max_bytes": num(dx.settings.cache_bytes.value),
+            "ram_bytes": num(facts.ram_bytes),
+            "cores": facts.cores,
+            "dbpath": facts.dbpath,
+            "devices": list(facts.devices),
+        },
+        "window": {
+            "start": iso(dx.start),
+            "end": iso(dx.end),
+            "samples": dx.samples,
+            "period_s": num(dx.period_s),
+            "gaps": dx.gaps,
+            "restarts": dx.restarts,
+            "samples_without_wiredtiger": dx.samples_without_wiredtiger,
+        },
+        "verdict": {
+            "severity": dx.severity,
+            "summary": dx.summary,
+            "findings": list(dx.findings),
+            "evidence": list(dx.evidence),
+        },
+        "baseline": {
+            "samples": b.samples,
+            "ops_s": num(b.ops_s, 1),
+            "writes_s": num(b.writes_s, 1),
+            "write_latency_ms": num(b.write_lat_ms),
+            "write_p99_ms": num(b.write_p99_ms),
+            "read_latency_ms": num(b.read_lat_ms),
+            "disk_write_mb_s": num(b.disk_write_mb_s, 2),
+            "disk_util_pct": num(b.disk_util_pct, 1),
+        },
+        "throughput": {"ops_s_mean": num(dx.ops_s_mean, 1), "writes_s_mean": num(dx.writes_s_mean, 1)},
+        "checkpoints": {
+            "count": len(dx.episodes),
+            "stalls": dx.stalls,
+            "period_s": num(dx.checkpoint_period_s, 1),
+            "period_cv": num(dx.checkpoint_period_cv),
+            "duration_s": _stats([e.duration_s for e in dx.episodes if e.duration_s is not None]),
+            "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
+            "disk": dx.disk,
+            "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
+        },
+        "eviction": {
+            "settings": _settings_json(dx.settings),
+            "dirty_pct_p50": num(ev.dirty_pct_p50),
+            "dirty_pct_max": num(ev.dirty_pct_max),
+            "used_pct_max": num(ev.used_pct_max),
+            "seconds_over_dirty_target": num(ev.seconds_over_dirty_target),
+            "seconds_over_dirty_trigger": num(ev.seconds_over_dirty_trigger),
+            "seconds_over_eviction_trigger": num(ev.seconds_over_eviction_trigger),
+            "seconds_over_updates_trigger": num(ev.seconds_over_updates_trigger),
+            "app_evicted_pages": num(ev.app_evicted_pages),
+            "app_wait_s": num(ev.app_wait_s),
+            "state_samples": dict(ev.state_samples),
+        },
+        "other_stalls": {
+            "count": len(dx.other_stalls),
+            "listed": [_other_stall_json(o) for o in dx.other_stalls[:OTHER_STALLS_LISTED]],
+        },
+        "advice": clean(advice.to_json()) if advice else None,
+        "recommendations": [clean(x.to_json()) for x in advice.recommendations] if advice else [],
+    }
+
+
+def clean(value: Any) -> Any:
+    """Figures rounded, NaN as null, all the way down."""
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return num(value)
+    return value
+
+
+def render_json(doc: dict[str, Any]) -> str:
+    """The JSON report text (no NaN: every figure is a number or null)."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()

@@ -1,0 +1,139 @@
+"""The HTML report: the Markdown report as a self-contained page, with charts when the plotting
+extra (matplotlib) is installed."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+
+import pandas as pd
+
+from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.report.document import Report
+from ckptdiag.report.markdown import render_markdown
+
+HTML_EXTRA_HINT = "pip install 'ckptdiag[html]'"
+
+
+def _charts_svg(dx: Diagnosis) -> str | None:
+    try:
+        import matplotlib  # type: ignore[import-not-found,unused-ignore]
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    tl = dx.timeline
+    if tl is None or tl.empty:
+        return None
+    times = pd.to_datetime(tl["t"], unit="s", utc=True)
+    series = [
+        (label, column, color)
+        for label, column, color in (
+            ("ops/s (lowest)", "ops_s", "tab:green"),
+            ("dirty %", "dirty_pct", "tab:orange"),
+            ("disk MB/s", "disk_mb_s", "tab:purple"),
+        )
+        if tl[column].notna().any()
+    ]
+    fig, axes = plt.subplots(len(series), 1, figsize=(11, 2.2 * len(series)), sharex=True, squeeze=False)
+    for ax, (label, column, color) in zip(axes[:, 0], series, strict=True):
+        ax.plot(times, tl[column], color=color, linewidth=0.9)
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        for e in dx.episodes:
+            end = e.end if e.end is not None else dx.end
+            ax.axvspan(
+                pd.Timestamp(e.start, unit="s", tz="UTC"),
+                pd.Timestamp(max(end, e.start + 0.5), unit="s", tz="UTC"),
+                color="red" if e.stall else "tab:blue",
+                alpha=0.25 if e.stall else 0.12,
+                linewidth=0,
+            )
+    axes[-1, 0].set_xlabel("UTC (red: stalled checkpoint, blue: checkpoint)")
+    fig.tight_layout()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg")
+    plt.close(fig)
+    svg = buffer.getvalue()
+    return svg[svg.find("<svg") :]
+
+
+def _inline(line: str) -> str:
+    text = html.escape(line)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+
+
+def _block(line: str, severity: str) -> str | None:
+    """One Markdown line (not a table row or a code line) as HTML; None for a blank line."""
+    text = _inline(line)
+    if line.startswith("# "):
+        return f'<h1 class="{severity}">{text[2:]}</h1>'
+    if line.startswith("### "):
+        return f"<h3>{text[4:]}</h3>"
+    if line.startswith("## "):
+        return f"<h2>{text[3:]}</h2>"
+    if line.startswith("- "):
+        return f"<li>{text[2:]}</li>"
+    return f"<p>{text}</p>" if line else None
+
+
+def markdown_body(md: str, severity: str) -> list[str]:
+    """The subset of Markdown the reports write (headings, lists, tables, code blocks) as HTML parts."""
+    body: list[str] = []
+    table: list[str] = []
+    code: list[str] | None = None
+    for line in md.splitlines():
+        if line.startswith("```"):
+            if code is not None:
+                body.append("<pre><code>" + html.escape("\n".join(code)) + "</code></pre>")
+            code = [] if code is None else None
+            continue
+        if code is not None:
+            code.append(line)
+            continue
+        if line.startswith("|"):
+            if not re.fullmatch(r"\|(---\|)+", line):
+                cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
+                tag = "th" if not table else "td"
+                table.append("<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>")
+            continue
+        if table:
+            body.append("<table>" + "".join(table) + "</table>")
+            table = []
+        part = _block(line, severity)
+        if part is not None:
+            body.append(part)
+    if table:
+        body.append("<table>" + "".join(table) + "</table>")
+    return body
+
+
+_CSS = (
+    "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;color:#222}"
+    "h1.ok{color:#18794e}h1.warn{color:#ad5700}h1.critical{color:#c62a2f}"
+    "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+    ".hint{color:#666}svg{max-width:100%;height:auto}"
+    "pre{background:#f6f8fa;padding:.6em;overflow-x:auto}"
+)
+
+
+def render_html(r: Report) -> str:
+    """A self-contained HTML page: verdict, charts (with the plotting extra), tables."""
+    dx = r.dx
+    body = markdown_body(render_markdown(r), dx.severity)
+    svg = _charts_svg(dx)
+    charts = (
+        f'<div class="charts">{svg}</div>'
+        if svg
+        else f'<p class="hint">Charts need the plotting extra: <code>{html.escape(HTML_EXTRA_HINT)}</code></p>'
+    )
+    # the charts go right after the summary paragraph
+    at = next((i for i, part in enumerate(body) if part.startswith("<p><strong>")), 0) + 1
+    body.insert(at, charts)
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>ckptdiag: {dx.severity}</title>'
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )

@@ -1,0 +1,53 @@
+"""The Markdown report, for tickets and mail (and the body of the HTML report)."""
+
+from __future__ import annotations
+
+from ckptdiag import __version__
+from ckptdiag.report.advice import advice_markdown
+from ckptdiag.report.document import Report, iso
+from ckptdiag.report.fmt import fmt
+from ckptdiag.report.terminal import dirty_settings_text, episode_rows
+
+
+def render_markdown(r: Report, limit: int = 50) -> str:
+    """Markdown for tickets and mail."""
+    dx, source, facts = r.dx, r.source, r.dx.facts
+    b, ev = dx.baseline, dx.eviction
+    cache = dx.settings.cache_bytes.value
+    out = [
+        f"# ckptdiag: {dx.severity.upper()}",
+        "",
+        f"**{dx.summary}**",
+        "",
+        f"- source: {source.kind} `{source.path}`",
+        f"- server: {facts.version or '?'} {facts.host or ''}, cache "
+        f"{fmt(cache and cache / 2**30, '.1f', ' GB')}, "
+        f"RAM {fmt(facts.ram_bytes and facts.ram_bytes / 2**30, '.1f', ' GB')}, cores {fmt(facts.cores, 'd')}",
+        f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples, {dx.gaps} gaps, {dx.restarts} restarts",
+        f"- checkpoints: {len(dx.episodes)}, {dx.stalls} stalls"
+        + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else ""),
+        "",
+    ]
+    if dx.findings:
+        out += ["## Findings", ""] + [f"- {f}" for f in dx.findings] + [""]
+    cols, rows = episode_rows(dx, limit)
+    if rows:
+        out += ["## Checkpoints", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        out.append("")
+    out += [
+        "## Baseline and cache",
+        "",
+        f"- baseline: {fmt(b.ops_s, ',.0f')} ops/s, write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
+        f"disk {dx.disk or '-'} {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}",
+        f"- dirty cache: p50 {fmt(ev.dirty_pct_p50, '.1f', ' %')}, max {fmt(ev.dirty_pct_max, '.1f', ' %')} "
+        f"({dirty_settings_text(dx.settings)}); {ev.seconds_over_dirty_trigger:.0f} s at or over the trigger",
+        f"- application threads evicted {ev.app_evicted_pages:,.0f} pages and waited {ev.app_wait_s:,.1f} s for cache",
+        "",
+    ]
+    if r.advice is not None:
+        out += advice_markdown(r.advice)
+    if dx.evidence:
+        out += ["## Notes", ""] + [f"- {n}" for n in dx.evidence] + [""]
+    out.append(f"_ckptdiag {__version__}_")
+    return "\n".join(out) + "\n"

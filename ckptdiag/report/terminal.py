@@ -1,0 +1,174 @@
+"""The terminal report: verdict, findings, a sparkline timeline, the checkpoints, the baseline."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.verdict import hurts
+from ckptdiag.engine_config import EngineSettings
+from ckptdiag.report.advice import advice_renderables
+from ckptdiag.report.document import Report, iso
+from ckptdiag.report.fmt import fmt
+
+_STYLE = {"ok": "bold green", "warn": "bold yellow", "critical": "bold red"}
+_SPARK = "▁▂▃▄▅▆▇█"
+FTDC_DISKS_NOTE = "FTDC records physical disks only: if dbPath is on LVM or md, these are the disks beneath it"
+
+
+def _mb(value: Any) -> str:
+    return "-" if value is None else f"{value / 2**20:,.1f}"
+
+
+def _spark(values: np.ndarray, top: float | None = None) -> str:
+    finite = values[np.isfinite(values)]
+    hi = top if top is not None else (float(finite.max()) if finite.size else 0.0)
+    out = []
+    for v in values:
+        if not np.isfinite(v):
+            out.append(" ")
+        elif hi <= 0:
+            out.append(_SPARK[0])
+        else:
+            out.append(_SPARK[min(int(v / hi * (len(_SPARK) - 1) + 0.5), len(_SPARK) - 1)])
+    return "".join(out)
+
+
+def _resample(tl: pd.DataFrame, width: int) -> pd.DataFrame:
+    group = (np.arange(len(tl)) * width // max(len(tl), 1)).clip(0, width - 1)
+    return tl.groupby(group).agg(
+        ops_s=("ops_s", "min"),
+        dirty_pct=("dirty_pct", "max"),
+        disk_mb_s=("disk_mb_s", "max"),
+        checkpoint=("checkpoint", "any"),
+        stall=("stall", "any"),
+        t=("t", "first"),
+    )
+
+
+def timeline_text(dx: Diagnosis, width: int = 96) -> Text:
+    """Sparklines of ops/s (lowest in each column), dirty % and disk MB/s, checkpoints marked."""
+    if dx.timeline is None or dx.timeline.empty:
+        return Text("")
+    tl = _resample(dx.timeline, width)
+    marks = Text()
+    for ckpt, stall in zip(tl["checkpoint"], tl["stall"], strict=True):
+        marks.append("▼" if stall else "│" if ckpt else " ", style="bold red" if stall else "cyan")
+    label = 14
+    text = Text()
+    text.append("checkpoints".ljust(label), style="dim")
+    text.append_text(marks)
+    text.append("  ▼ stall  │ checkpoint\n", style="dim")
+    rows = [
+        ("ops/s (min)", tl["ops_s"].to_numpy(dtype="float64"), "green", "{:,.0f}"),
+        ("dirty %", tl["dirty_pct"].to_numpy(dtype="float64"), "yellow", "{:.1f}"),
+        ("disk MB/s", tl["disk_mb_s"].to_numpy(dtype="float64"), "magenta", "{:,.0f}"),
+    ]
+    for name, values, style, spec in rows:
+        if not np.isfinite(values).any():
+            continue
+        text.append(name.ljust(label), style="dim")
+        text.append(_spark(values), style=style)
+        text.append(f"  max {spec.format(np.nanmax(values))}\n", style="dim")
+    text.append(" " * label + f"{iso(dx.start)} … {iso(dx.end)}", style="dim")
+    return text
+
+
+def dirty_settings_text(settings: EngineSettings) -> str:
+    """The dirty target and trigger in force and where they came from, for a sentence."""
+    target, trigger = settings.eviction.dirty_target, settings.eviction.dirty_trigger
+    if target.source == trigger.source:
+        return f"target {target.number:g} %, trigger {trigger.number:g} %: {target.source}"
+    return f"target {target.number:g} % ({target.source}), trigger {trigger.number:g} % ({trigger.source})"
+
+
+def episode_rows(dx: Diagnosis, limit: int) -> tuple[list[str], list[list[str]]]:
+    head = ["start UTC", "s", "MB", "ops", "w lat", "MB/s", "%util", "await", "app ev", "stall"]
+    rows = []
+    same_day = (iso(dx.start) or "")[:10] == (iso(dx.end) or "")[:10]
+    shown = dx.episodes
+    if len(shown) > limit:  # the stalls first, else the latest
+        shown = tuple(e for e in dx.episodes if e.stall)[:limit] or dx.episodes[-limit:]
+    for e in shown:
+        m = e.impact
+        rows.append(
+            [
+                (iso(e.start) or "")[11:19] if same_day else (iso(e.start) or "")[5:19].replace("T", " "),
+                fmt(e.duration_s, ".2f") + ("" if e.exact_duration or e.duration_s is None else "~"),
+                _mb(e.bytes_written),
+                fmt(None if m.ops_ratio is None else 100 * m.ops_ratio, ".0f", " %"),
+                fmt(m.write_latency_ratio, ".1f", "x"),
+                fmt(m.write_mb_s_peak, ",.1f"),
+                fmt(m.util_pct_peak, ".0f"),
+                fmt(m.await_ms_peak, ".1f"),
+                fmt(m.app_evicted_pages, ",.0f"),
+                "STALL" if e.stall else ("hurts" if hurts(e) else ""),
+            ]
+        )
+    return head, rows
+
+
+def render_table(r: Report, limit: int = 25) -> RenderableType:
+    """The terminal report."""
+    dx, source, facts = r.dx, r.source, r.dx.facts
+    cache = dx.settings.cache_bytes.value
+    cache_gb = None if cache is None else cache / 2**30
+    head = Text.assemble(
+        (f"{source.kind}: {source.path}\n", "bold"),
+        f"server {facts.version or '?'} {facts.host or ''}; cache {fmt(cache_gb, '.1f', ' GB')}; "
+        f"{iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples every {fmt(dx.period_s, '.0f', ' s')}",
+    )
+    verdict = Text.assemble((f" {dx.severity.upper()} ", _STYLE[dx.severity] + " reverse"), "  ", (dx.summary, "bold"))
+    findings = Text("\n".join(f"• {f}" for f in dx.findings)) if dx.findings else Text("")
+    episodes = Table(
+        title=(
+            f"checkpoints: {len(dx.episodes)}"
+            + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
+            + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
+            + (f"; data disk {dx.disk}" if dx.disk else "")
+            + (f"; showing {limit}" if len(dx.episodes) > limit else "")
+        ),
+        title_justify="left",
+    )
+    cols, rows = episode_rows(dx, limit)
+    for c in cols:
+        episodes.add_column(c, justify="right")
+    for row in rows:
+        episodes.add_row(*row, style="red" if row[-1] == "STALL" else None)
+    b = dx.baseline
+    ev = dx.eviction
+    base = Text(
+        f"baseline ({b.samples:,} samples away from checkpoints): {fmt(b.ops_s, ',.0f')} ops/s, write latency "
+        f"{fmt(b.write_lat_ms, '.2f', ' ms')}"
+        + (f" (p99 {b.write_p99_ms:.1f} ms)" if b.write_p99_ms else "")
+        + f", disk {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}\n"
+        f"cache: dirty p50 {fmt(ev.dirty_pct_p50, '.1f', ' %')}, max {fmt(ev.dirty_pct_max, '.1f', ' %')} "
+        f"({dirty_settings_text(dx.settings)}); used max "
+        f"{fmt(ev.used_pct_max, '.1f', ' %')}; application threads evicted {ev.app_evicted_pages:,.0f} pages, "
+        f"waited {ev.app_wait_s:,.1f} s"
+    )
+    parts: list[RenderableType] = [head, verdict, findings, timeline_text(dx), episodes, base]
+    notes = list(dx.evidence)
+    if source.kind == "ftdc":
+        notes.append(FTDC_DISKS_NOTE)
+    if r.advice is not None:
+        parts.extend(advice_renderables(r.advice))
+    if notes:
+        parts.append(Text("\n".join(f"note: {n}" for n in notes), style="dim"))
+    return Group(*parts)
+
+
+def render_text(r: Report, width: int = 120) -> str:
+    """The terminal report as plain text (for a file)."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(render_table(r))
+    return buffer.getvalue()
