@@ -91,3 +91,48 @@ def test_no_io_means_zero_averages_not_division_errors() -> None:
 def test_round_trip_through_recording_lists() -> None:
     c, n = _read("kernel-4.18-18fields.txt")["sda"]
     assert DiskCounters.from_list(c.as_list(n)) == c
+
+
+def _parity_samples() -> list[dict]:
+    """A disk through a 32-bit tick wrap and a device reset (removed and inserted again)."""
+    from fakes import status_doc
+
+    from ckptdiag.recording import build_sample
+
+    wrap = 2**32
+    counters = [
+        DiskCounters(wr_ios=1_000, wr_sectors=80_000, wr_ticks=wrap - 300, tot_ticks=5_000, rq_ticks=9_000),
+        # wr_ticks wrapped: 300 + 500 = 800 ms over 200 writes
+        DiskCounters(wr_ios=1_200, wr_sectors=120_000, wr_ticks=500, tot_ticks=5_400, rq_ticks=9_600),
+        # the device was removed and inserted again: everything counts from zero
+        DiskCounters(wr_ios=50, wr_sectors=4_000, wr_ticks=100, tot_ticks=300, rq_ticks=450),
+        DiskCounters(wr_ios=150, wr_sectors=24_000, wr_ticks=300, tot_ticks=700, rq_ticks=1_050),
+    ]
+    return [
+        build_sample(status_doc(i), seq=i, wall=1_700_000_000.0 + i, mono=100.0 + i, rtt_ms=1.0, disks={"vda": (c, 17)})
+        for i, c in enumerate(counters)
+    ]
+
+
+def test_the_live_line_and_the_report_give_the_same_iostat_figures_through_a_wrap_and_a_reset() -> None:
+    from ckptdiag.analysis.instant import instant
+    from ckptdiag.analysis.series import derive
+    from ckptdiag.recording import samples_frame
+
+    samples = _parity_samples()
+    d = derive(samples_frame(samples))
+    for i in range(1, len(samples)):
+        prev = DiskCounters.from_list(samples[i - 1]["disk"]["vda"])
+        curr = DiskCounters.from_list(samples[i]["disk"]["vda"])
+        live = disk_rates(prev, curr, 1.0)
+        row = d.iloc[i]
+        got = (row["disk.vda.wmb_s"], row["disk.vda.w_s"], row["disk.vda.util_pct"], row["disk.vda.w_await_ms"])
+        assert got == (live.wmb_s, live.w_s, live.util_pct, live.w_await)
+        assert row["disk.vda.aqu_sz"] == live.aqu_sz
+        shown = instant(samples[i - 1], samples[i])
+        assert (shown.disk_write_mb_s, shown.disk_util_pct) == (live.wmb_s, live.util_pct)
+    wrapped, reset = d.iloc[1], d.iloc[2]
+    assert wrapped["disk.vda.w_await_ms"] == 4.0  # 800 ms over 200 writes
+    assert (wrapped["disk.vda.util_pct"], wrapped["disk.vda.aqu_sz"]) == (40.0, 0.6)
+    # after the reset the interval counts from zero: 300 ms busy, 450 ms queued, 50 writes
+    assert (reset["disk.vda.util_pct"], reset["disk.vda.aqu_sz"], reset["disk.vda.w_s"]) == (30.0, 0.45, 50.0)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from ckptdiag.sources.diskstats import SECTOR_BYTES, TICKS_WRAP
+from ckptdiag.sources.diskstats import FIELD_INDEX, iostat
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")
@@ -162,20 +162,35 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         else np.zeros(len(frame))
     )
     for dev in sorted(data_disks(frame)):  # by name: every piece of a window has the same columns
-        col = f"disk.{dev}."
-
-        def disk_counter(name: str, wrap: int | None = None, col: str = col) -> np.ndarray:
-            return _delta(frame, col + name, seam, wrap) if col + name in frame else nan
-
-        wr_ios = disk_counter("wr_ios")
-        ticks_dt = dt_ok * 1000
-        out[col + "wmb_s"] = disk_counter("wr_sectors") * SECTOR_BYTES / 2**20 / dt_ok
-        out[col + "w_s"] = wr_ios / dt_ok
-        out[col + "util_pct"] = np.minimum(100 * disk_counter("tot_ticks", TICKS_WRAP) / ticks_dt, 100)
-        out[col + "w_await_ms"] = _ratio(disk_counter("wr_ticks", TICKS_WRAP), wr_ios)
-        out[col + "aqu_sz"] = disk_counter("rq_ticks", TICKS_WRAP) / ticks_dt
+        out.update(disk_figures(frame, dev, dt, seam))
     derived: pd.DataFrame = pd.DataFrame(out, index=frame.index)
     return derived
+
+
+def disk_figures(frame: pd.DataFrame, dev: str, dt: np.ndarray, seam: np.ndarray) -> dict[str, np.ndarray]:
+    """iostat's figures for one disk of the frame (:func:`ckptdiag.sources.diskstats.iostat`, the
+    one implementation the live status line uses too), NaN across a gap or a restart."""
+    n = len(frame)
+    counters = np.zeros((n, len(FIELD_INDEX)))
+    for name, j in FIELD_INDEX.items():  # a field the source lacks (FTDC keeps 11) counts as 0, as there
+        column = f"disk.{dev}.{name}"
+        if column in frame:
+            counters[:, j] = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+    prev = np.vstack([np.full((1, counters.shape[1]), np.nan), counters[:-1]])
+    figures = iostat(prev, counters, np.where(dt > 0, dt, np.nan))
+    col = f"disk.{dev}."
+    out = {}
+    for ours, theirs in (
+        ("wmb_s", "wmb_s"),
+        ("w_s", "w_s"),
+        ("util_pct", "util_pct"),
+        ("w_await_ms", "w_await"),
+        ("aqu_sz", "aqu_sz"),
+    ):
+        values = figures[theirs].copy()
+        values[seam] = np.nan
+        out[col + ours] = values
+    return out
 
 
 def derive_pieces(

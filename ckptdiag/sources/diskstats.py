@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SECTOR_BYTES = 512
 TICKS_WRAP = 2**32  # rd_ticks & co are unsigned int in the kernel and in iostat
 _FIELD_NAMES = (
@@ -153,33 +155,81 @@ def read_diskstats(path: Path = Path("/proc/diskstats")) -> dict[str, tuple[Disk
         return {}
 
 
-def _delta(prev: int, curr: int) -> int:
-    # iostat: "ioi->x < ioj->x ? 0.0 : ..." - a counter that went back gives no rate
-    return 0 if curr < prev else curr - prev
-
-
-def _ticks(prev: int, curr: int) -> int:
-    # ticks are unsigned int: C's unsigned subtraction wraps
-    return (curr - prev) % TICKS_WRAP
-
-
-def _avg(total: float, ios_prev: int, ios_curr: int) -> float:
-    return total / (ios_curr - ios_prev) if ios_curr > ios_prev else 0.0
+# the fields that are ms counters: unsigned int in the kernel and in iostat, so they wrap at 2**32
+_TICK_FIELDS = frozenset({"rd_ticks", "wr_ticks", "dc_ticks", "fl_ticks"})
+FIELD_INDEX = {name: i for i, name in enumerate(_FIELD_NAMES)}
 
 
 def device_was_reset(prev: DiskCounters, curr: DiskCounters) -> bool:
     """iostat's "removed then inserted again": summed ios and every sector counter went down."""
-    ios_down = (curr.rd_ios + curr.wr_ios + curr.dc_ios) < (prev.rd_ios + prev.wr_ios + prev.dc_ios)
-    sectors_down = (
-        curr.rd_sectors < prev.rd_sectors
-        and curr.wr_sectors < prev.wr_sectors
-        and (curr.dc_sectors < prev.dc_sectors or prev.dc_sectors == 0)
-    )
-    return ios_down and sectors_down
+    return bool(_reset(np.array([prev.as_list()], dtype="float64"), np.array([curr.as_list()], dtype="float64"))[0])
+
+
+def _reset(prev: np.ndarray, curr: np.ndarray) -> np.ndarray:
+    """Rows of (n, 17) counter matrices whose device was removed and inserted again: iostat.c's
+    test, exactly (fewer ios in all, and every sector counter that was not 0 went down)."""
+    f = FIELD_INDEX
+    ios = [f["rd_ios"], f["wr_ios"], f["dc_ios"], f["fl_ios"]]
+    with np.errstate(invalid="ignore"):
+        down = curr[:, ios].sum(axis=1) < prev[:, ios].sum(axis=1)
+        for name in ("rd_sectors", "wr_sectors", "dc_sectors"):
+            was, now = prev[:, f[name]], curr[:, f[name]]
+            down &= (was == 0) | (now < was)
+    result: np.ndarray = down
+    return result
+
+
+def iostat(prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray) -> dict[str, np.ndarray]:
+    """iostat -x figures for n intervals at once: ``prev`` and ``curr`` are (n, 17) counter
+    matrices in /proc/diskstats order (NaN where a counter is unknown), ``dt_s`` the n interval
+    lengths. -> one array per :class:`DiskRates` field.
+
+    sysstat's rules, exactly: a device whose summed ios and sector counters all went down was
+    removed and inserted again, so the interval counts from zero; any other counter that went
+    back gives no rate (0, "ioi->x < ioj->x ? 0.0 : ..."); the ms tick counters are unsigned
+    int and wrap at 2**32; averages are 0 when no I/O completed; %util is at most 100; an
+    interval of 0 counts as 1 s (get_interval: "if (!itv) itv = 1").
+    """
+    prev = np.where(_reset(prev, curr)[:, None], 0.0, prev)
+    dt = np.where(dt_s > 0, dt_s, 1.0)
+    with np.errstate(invalid="ignore"):
+        delta = curr - prev
+        ticks = np.mod(delta, TICKS_WRAP)
+        delta = np.where(delta < 0, 0.0, delta)
+    f = FIELD_INDEX
+
+    def d(name: str) -> np.ndarray:
+        return (ticks if name in _TICK_FIELDS else delta)[:, f[name]]
+
+    def avg(total: np.ndarray, ios: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(total)
+        np.divide(total, ios, out=out, where=ios > 0)
+        out[np.isnan(total) | np.isnan(ios)] = np.nan
+        return out
+
+    all_ios = d("rd_ios") + d("wr_ios") + d("dc_ios")
+    return {
+        "r_s": d("rd_ios") / dt,
+        "w_s": d("wr_ios") / dt,
+        "d_s": d("dc_ios") / dt,
+        "f_s": d("fl_ios") / dt,
+        "rmb_s": d("rd_sectors") * SECTOR_BYTES / 2**20 / dt,
+        "wmb_s": d("wr_sectors") * SECTOR_BYTES / 2**20 / dt,
+        "rrqm_s": d("rd_merges") / dt,
+        "wrqm_s": d("wr_merges") / dt,
+        "r_await": avg(d("rd_ticks"), d("rd_ios")),
+        "w_await": avg(d("wr_ticks"), d("wr_ios")),
+        # flushes excluded: "Origin (unmerged) flush operations are counted as writes"
+        "await_ms": avg(d("rd_ticks") + d("wr_ticks") + d("dc_ticks"), all_ios),
+        "aqu_sz": d("rq_ticks") / (dt * 1000),
+        "util_pct": np.minimum(d("tot_ticks") / (dt * 1000) * 100, 100.0),
+        "wareq_sz_kb": avg(d("wr_sectors") / 2, d("wr_ios")),
+    }
 
 
 def disk_rates(prev: DiskCounters, curr: DiskCounters, dt_s: float) -> DiskRates:
-    """iostat -x figures for one device between two samples ``dt_s`` seconds apart.
+    """iostat -x figures for one device between two samples ``dt_s`` seconds apart (the live
+    status line's path into :func:`iostat`).
 
     >>> p = DiskCounters(wr_ios=100, wr_sectors=2048, wr_ticks=50, tot_ticks=400, rq_ticks=500)
     >>> c = DiskCounters(wr_ios=300, wr_sectors=206848, wr_ticks=450, tot_ticks=900, rq_ticks=1500)
@@ -187,34 +237,9 @@ def disk_rates(prev: DiskCounters, curr: DiskCounters, dt_s: float) -> DiskRates
     >>> (r.w_s, r.wmb_s, r.w_await, r.aqu_sz, r.util_pct)
     (200.0, 100.0, 2.0, 1.0, 50.0)
     """
-    if device_was_reset(prev, curr):
-        prev = DiskCounters()
-    dt = dt_s if dt_s > 0 else 1.0  # iostat get_interval: "if (!itv) itv = 1"
-    d_rd, d_wr, d_dc = (
-        _delta(prev.rd_ios, curr.rd_ios),
-        _delta(prev.wr_ios, curr.wr_ios),
-        _delta(prev.dc_ios, curr.dc_ios),
+    figures = iostat(
+        np.array([prev.as_list()], dtype="float64"),
+        np.array([curr.as_list()], dtype="float64"),
+        np.array([dt_s], dtype="float64"),
     )
-    rd_ticks, wr_ticks, dc_ticks = (
-        _ticks(prev.rd_ticks, curr.rd_ticks),
-        _ticks(prev.wr_ticks, curr.wr_ticks),
-        _ticks(prev.dc_ticks, curr.dc_ticks),
-    )
-    all_ios = d_rd + d_wr + d_dc
-    wr_sectors = _delta(prev.wr_sectors, curr.wr_sectors)
-    return DiskRates(
-        r_s=d_rd / dt,
-        w_s=d_wr / dt,
-        d_s=d_dc / dt,
-        f_s=_delta(prev.fl_ios, curr.fl_ios) / dt,
-        rmb_s=_delta(prev.rd_sectors, curr.rd_sectors) * SECTOR_BYTES / 2**20 / dt,
-        wmb_s=wr_sectors * SECTOR_BYTES / 2**20 / dt,
-        rrqm_s=_delta(prev.rd_merges, curr.rd_merges) / dt,
-        wrqm_s=_delta(prev.wr_merges, curr.wr_merges) / dt,
-        r_await=_avg(rd_ticks, prev.rd_ios, curr.rd_ios),
-        w_await=_avg(wr_ticks, prev.wr_ios, curr.wr_ios),
-        await_ms=(rd_ticks + wr_ticks + dc_ticks) / all_ios if all_ios else 0.0,
-        aqu_sz=_delta(prev.rq_ticks, curr.rq_ticks) / (dt * 1000),
-        util_pct=min(_delta(prev.tot_ticks, curr.tot_ticks) / (dt * 1000) * 100, 100.0),
-        wareq_sz_kb=_avg(wr_sectors / 2, prev.wr_ios, curr.wr_ios),
-    )
+    return DiskRates(**{name: float(values[0]) for name, values in figures.items()})
