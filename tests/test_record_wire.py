@@ -310,3 +310,40 @@ def test_diagnose_records_then_reports_and_keeps_the_recording_only_when_asked(t
     closed.close()
     proc = ckptdiag("diagnose", "--uri", f"mongodb://127.0.0.1:{port}", "--timeout", "0.5", "-d", "2")
     assert proc.returncode == 1 and proc.stderr.startswith("ckptdiag: error: ") and proc.stdout == ""
+
+
+def test_port_replaces_only_the_host_credentials_auth_source_and_tls_are_kept(tmp_path: Path) -> None:
+    from fakes import status_doc
+
+    # the URI names a host nobody listens on; --host/--port point at the server and nothing else changes
+    uri = "mongodb://monitor:Pa%2Fss%3Fw0rd@127.0.0.1:1/?authMechanism=PLAIN&authSource=$external"
+    with replay(status_doc(0)) as server:
+        proc = ckptdiag("record", "--uri", uri, "--port", str(server.server.port), "-d", "1", "-o", str(tmp_path / "a"))
+        assert proc.returncode == 0, proc.stderr
+        (auth,) = server.auth[:1]
+        assert auth["mechanism"] == "PLAIN" and auth["$db"] == "$external"  # authSource kept
+        assert bytes(auth["payload"]) == b"\x00monitor\x00Pa/ss?w0rd"  # the credentials, decoded, kept
+        assert server.requests  # it sampled through the replaced host
+        proc = ckptdiag(
+            "record", "--uri", uri, "--host", f"127.0.0.1:{server.server.port}", "-d", "1", "-o", str(tmp_path / "b")
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert len(server.auth) == 2 and server.auth[1]["$db"] == "$external"
+        # TLS kept: the server speaks plain TCP, so a client that kept tls=true cannot get through
+        calls = server.calls
+        tls = "mongodb://127.0.0.1:1/?tls=true&tlsInsecure=true"
+        proc = ckptdiag(
+            "record",
+            "--uri",
+            tls,
+            "--port",
+            str(server.server.port),
+            "--timeout",
+            "2",
+            "-d",
+            "1",
+            "-o",
+            str(tmp_path / "c"),
+        )
+        assert proc.returncode != 0 and "cannot reach" in proc.stderr
+        assert server.calls == calls and "Pa/ss" not in proc.stderr

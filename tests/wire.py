@@ -35,6 +35,7 @@ class ReplayServer:
         self.status = status or (lambda n, b: b)
         self.calls = 0
         self.requests: list[Doc] = []
+        self.auth: list[Doc] = []  # saslStart requests: what credentials and authSource reached the server
         self.lock = threading.Lock()
         cmdline = cmdline or {"argv": ["mongod"], "parsed": {"storage": {"dbPath": "/data/db"}}}
         host_info = host_info or {"system": {"hostname": "replay", "memSizeMB": 16384, "numCores": 4}}
@@ -46,7 +47,7 @@ class ReplayServer:
             "getparameter": lambda d: {"syncdelay": 60.0, "wiredTigerEngineRuntimeConfig": ""},
             "getdiagnosticdata": self._diagnostic_data,
             # PLAIN is a single step: accepting it lets tests carry real credentials end to end
-            "saslstart": lambda d: {"conversationId": 1, "done": True, "payload": b""},
+            "saslstart": self._sasl_start,
         }
         for name, reply in (fail or {}).items():
             handlers[name] = lambda d, r=reply: dict(r)
@@ -67,6 +68,11 @@ class ReplayServer:
                 "end": status.get("localTime"),
             }
         }
+
+    def _sasl_start(self, doc: Doc) -> Doc:
+        with self.lock:
+            self.auth.append(doc)
+        return {"conversationId": 1, "done": True, "payload": b""}
 
     def _server_status(self, doc: Doc) -> Doc | str:
         with self.lock:

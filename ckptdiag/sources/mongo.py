@@ -8,6 +8,7 @@ into a recorded gap and a reconnect.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,15 +110,11 @@ class ConnectOptions:
     timeout_s: float = 5.0
 
     def client_uri(self) -> str:
-        """The URI, with --host/--port replacing its host list."""
+        """The URI with --host/--port replacing only its host list (as mongostat does): credentials,
+        authSource, TLS and every other option stay as they were."""
         if not (self.host or self.port):
             return self.uri
-        host = self.host or "localhost"
-        if ":" in host and not host.startswith("["):
-            host_part = host if self.port is None else f"{host.split(':')[0]}:{self.port}"
-        else:
-            host_part = f"{host}:{self.port or 27017}"
-        return f"mongodb://{host_part}/"
+        return replace_hosts(self.uri, self.host, self.port)
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword options for MongoClient; credentials travel here, never in the logged URI."""
@@ -190,6 +187,47 @@ class ServerInfo:
 
 class SourceLost(Exception):
     """The connection dropped or timed out while sampling; the sampler records a gap."""
+
+
+_URI = re.compile(r"^(mongodb(?:\+srv)?)://([^/?#]*@)?([^/?#]*)(/[^?#]*)?(\?[^#]*)?$")
+
+
+def _split_host(host: str) -> tuple[str, str | None]:
+    """``host[:port]`` (``[v6]:port`` too) -> (host, port or None).
+
+    >>> _split_host("db1:27018"), _split_host("[::1]:27017"), _split_host("db1")
+    (('db1', '27018'), ('[::1]', '27017'), ('db1', None))
+    """
+    if host.startswith("["):
+        end = host.find("]")
+        rest = host[end + 1 :]
+        return host[: end + 1], rest[1:] if rest.startswith(":") else None
+    name, colon, port = host.partition(":")
+    return (name, port) if colon else (host, None)
+
+
+def replace_hosts(uri: str, host: str | None, port: int | None) -> str:
+    """``uri`` with its host list replaced by ``host`` (``h[:p]``, ``h1,h2`` or mongostat's
+    ``set/h1,h2``, which adds replicaSet) and/or every host's port set to ``port``.
+
+    >>> replace_hosts("mongodb://u:p%40ss@db1:27017/admin?authSource=admin&tls=true", None, 27018)
+    'mongodb://u:p%40ss@db1:27018/admin?authSource=admin&tls=true'
+    >>> replace_hosts("mongodb://u:p@db1/?authSource=admin", "rs0/db2:1,db3", None)
+    'mongodb://u:p@db2:1,db3/?authSource=admin&replicaSet=rs0'
+    """
+    match = _URI.match(uri)
+    if not match:
+        raise UsageError("invalid MongoDB URI (it is not shown: it may hold a password)", "see mongodb://host:port/")
+    scheme, userinfo, hosts, path, query = match.groups()
+    if scheme == "mongodb+srv" and not host:
+        raise UsageError("--port cannot be used with a mongodb+srv:// URI", "give --host too, or a mongodb:// URI")
+    if host and "/" in host:  # mongostat's replica-set form: set/host1,host2
+        name, host = host.split("/", 1)
+        query = (query or "?") + ("&" if query and query != "?" else "") + f"replicaSet={name}"
+    listed = (host or hosts).split(",")
+    if port is not None:
+        listed = [f"{_split_host(h)[0]}:{port}" for h in listed]
+    return f"mongodb://{userinfo or ''}{','.join(listed)}{path or ('/' if query else '')}{query or ''}"
 
 
 def serverstatus_command(histograms: bool = True) -> SON[str, Any]:
