@@ -6,6 +6,8 @@
  *
  * decode(stream, n_metrics, n_deltas[, lut, n_rows]) -> bytes of native uint64 deltas, metric-major:
  * all n_metrics rows, or with lut (one int32 per metric: its output row, or -1 to drop it) n_rows rows.
+ * A lut is checked once before any write (an entry outside -1..n_rows-1 is a ValueError, never a
+ * write out of bounds), and rows no metric maps to come back as zeros, never unwritten.
  *
  * series(stream, n_metrics, n_deltas, lut, n_rows, first) -> bytes of native int64 values, n_rows rows
  * of n_deltas + 1: each row starts with its reference value (first: n_rows native int64) and goes on
@@ -114,6 +116,27 @@ static int run_stream(const uint8_t *p, const uint8_t *end, uint64_t *dst, const
     return i < total ? (rc < 0 ? -1 : 0) : 1;
 }
 
+/* Check a row lookup once, before any write through it: every entry is -1 (dropped) or a row
+ * below n_rows. Rows no metric maps to are zeroed (stride values each, from `skip`), so that no
+ * output is ever returned unwritten. -1 (with a ValueError set) on a bad entry. */
+static int check_lut(const int32_t *lut, size_t n_metrics, size_t n_rows, uint64_t *dst, size_t stride, size_t skip) {
+    unsigned char *mapped = (unsigned char *)PyMem_Calloc(n_rows ? n_rows : 1, 1);
+    if (!mapped) { PyErr_NoMemory(); return -1; }
+    for (size_t m = 0; m < n_metrics; m++) {
+        int32_t row = lut[m];
+        if (row < -1 || (row >= 0 && (size_t)row >= n_rows)) {
+            PyMem_Free(mapped);
+            PyErr_Format(PyExc_ValueError, "row lookup entry %zu is %d: outside -1..%zd", m, (int)row, (Py_ssize_t)n_rows - 1);
+            return -1;
+        }
+        if (row >= 0) mapped[row] = 1;
+    }
+    for (size_t r = 0; r < n_rows; r++)
+        if (!mapped[r]) memset(dst + r * stride + skip, 0, (stride - skip) * 8);
+    PyMem_Free(mapped);
+    return 0;
+}
+
 static PyObject *stream_error(int rc, size_t done, size_t total) {
     if (rc < 0) PyErr_SetString(PyExc_ValueError, "varint longer than 10 bytes");
     else PyErr_Format(PyExc_ValueError, "delta stream holds %zu values, the chunk needs %zu", done, total);
@@ -151,6 +174,12 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     const uint8_t *p = (const uint8_t *)in.buf, *end = p + in.len;
     size_t done = 0, nd = (size_t)n_deltas;
     int rc;
+    if (lut && check_lut(lut, (size_t)n_metrics, rows_out, dst, nd, 0) < 0) {
+        PyBuffer_Release(&in);
+        PyBuffer_Release(&lutbuf);
+        Py_DECREF(out);
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
     rc = run_stream(p, end, dst, lut, nd, total, nd, 0, &done);
     Py_END_ALLOW_THREADS
@@ -184,6 +213,10 @@ static PyObject *series(PyObject *self, PyObject *args) {
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(rows * stride * 8));
     if (!out) goto done;
     uint64_t *dst = (uint64_t *)PyBytes_AS_STRING(out);
+    if (check_lut((const int32_t *)lutbuf.buf, (size_t)n_metrics, rows, dst, stride, 1) < 0) {
+        Py_CLEAR(out);
+        goto done;
+    }
     const uint64_t *first = (const uint64_t *)firstbuf.buf;
     const uint8_t *p = (const uint8_t *)in.buf, *end = p + in.len;
     int rc;

@@ -187,6 +187,34 @@ def test_compiled_series_refuses_a_short_stream() -> None:
     assert np.frombuffer(got, dtype=np.int64).tolist() == [10, 11, 13, 12]
 
 
+@pytest.mark.parametrize("entry", [2, 5, -2, 2**31 - 1])
+def test_the_kernel_rejects_a_row_lookup_outside_its_rows(entry: int) -> None:
+    if ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built")
+    kernel = ftdc_module._ftdc_kernel
+    stream = _stream([1, 2, 3, 4, 5, 6]).data
+    bad = np.array([0, entry], dtype=np.int32).tobytes()
+    first = np.array([10, 20], dtype=np.int64).tobytes()
+    with pytest.raises(ValueError, match=f"row lookup entry 1 is {entry}"):
+        kernel.decode(stream, 2, 3, bad, 2)
+    with pytest.raises(ValueError, match=f"row lookup entry 1 is {entry}"):
+        kernel.series(stream, 2, 3, bad, 2, first)
+
+
+def test_the_kernel_never_returns_a_row_unwritten() -> None:
+    if ftdc_module._ftdc_kernel is None:
+        pytest.skip("compiled kernel not built")
+    kernel = ftdc_module._ftdc_kernel
+    stream = _stream([1, 2, 3, 4, 5, 6]).data
+    only_first = np.array([0, -1], dtype=np.int32).tobytes()  # row 1: no metric maps to it
+    for _ in range(50):  # fresh buffers each time: garbage would show in one of them
+        deltas = np.frombuffer(kernel.decode(stream, 2, 3, only_first, 2), dtype=np.uint64).reshape(2, 3)
+        assert deltas.tolist() == [[1, 2, 3], [0, 0, 0]]
+        first = np.array([10, 20], dtype=np.int64).tobytes()
+        series = np.frombuffer(kernel.series(stream, 2, 3, only_first, 2, first), dtype=np.int64).reshape(2, 4)
+        assert series.tolist() == [[10, 11, 13, 16], [20, 20, 20, 20]]
+
+
 def test_reference_walk_follows_mongod_extraction_rules() -> None:
     from bson import Decimal128, Int64, ObjectId, Timestamp
 

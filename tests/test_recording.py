@@ -87,6 +87,20 @@ def test_a_damaged_line_in_the_middle_is_skipped(tmp_path: Path) -> None:
     assert len(rec.samples) == 3 and rec.damaged_lines == 1
 
 
+def test_damaged_lines_are_named_in_the_reports_evidence(tmp_path: Path) -> None:
+    from ckptdiag.workflows import diagnose_window
+
+    path = tmp_path / "damaged.jsonl"
+    _write(path, 6)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b"\x00\x00garbage"
+    lines[4] = b'{"type": "sample", "t": '
+    path.write_bytes(b"\n".join(lines))
+    report = diagnose_window((path,), None, None)
+    note = f"{path}: 2 damaged lines skipped (not JSON)"
+    assert report.source.damaged == (note,) and note in report.dx.evidence
+
+
 def test_never_overwrites_an_existing_file(tmp_path: Path) -> None:
     path = tmp_path / "keep.jsonl"
     _write(path, 2)
