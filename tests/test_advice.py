@@ -315,3 +315,26 @@ def test_updates_target_rule_stays_quiet_where_it_does_not_apply() -> None:
         dx = diagnose(derive(_update_burst_frame(fraction)), facts)
         assert dx.severity == "warn"
         assert "eviction-updates-target" not in _by_id(recommend(dx)), (version, config, fraction)
+
+
+def test_a_runtime_dirty_target_is_the_one_every_stage_and_format_reads() -> None:
+    # set at runtime only (setParameter wiredTigerEngineRuntimeConfig): no configString says so
+    facts = _facts("8.0.4", parameters={"wiredTigerEngineRuntimeConfig": "eviction_dirty_target=10"})
+    frame = _seed_004_server().frame()
+    frame["cache.dirty_bytes"] = 0.08 * frame["cache.max_bytes"]  # 8 %: over the default 5 %, under 10 %
+    dx = diagnose(derive(frame), facts)
+    runtime = "runtime config (wiredTigerEngineRuntimeConfig)"
+    target = dx.settings.eviction.dirty_target
+    assert (target.value, target.source) == (10, runtime)
+    assert dx.eviction.seconds_over_dirty_target == 0  # judged against 10 %, not the default 5 %
+    rec = _by_id(recommend(dx))["eviction-dirty"]
+    assert rec.current["eviction_dirty_target"] == 10 and rec.current_source == runtime
+    assert any("eviction_dirty_target is 10 %" in e for e in rec.evidence)
+    report = Report(dx, ReportSource("recording", "x"), recommend(dx))
+    doc = to_document(report)
+    settings = doc["eviction"]["settings"]
+    assert settings["eviction_dirty_target"] == 10 and settings["sources"]["eviction_dirty_target"] == runtime
+    said = f"target 10 % ({runtime}), trigger 20 % (version default)"
+    assert said in render_markdown(report)
+    assert said in " ".join(render_text(report).split())
+    assert said in render_html(report)
