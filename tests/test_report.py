@@ -34,7 +34,8 @@ def test_report_on_the_checkpoint_rich_ftdc_file_as_json() -> None:
     assert [e["duration_s"] for e in ckpt["episodes"]][-5:] == [2.079, 1.592, 2.529, 2.442, 1.783]
     assert 59 <= ckpt["period_s"] <= 63 and ckpt["duration_s"]["max"] == 2.529 and ckpt["disk"] == "nvme1n1"
     assert max(e["disk"]["util_pct_peak"] for e in ckpt["episodes"]) == 100.0
-    assert doc["verdict"]["severity"] in ("ok", "warn", "critical") and doc["verdict"]["summary"]
+    assert doc["verdict"]["severity"] == "ok"  # 2 of 13 cost throughput, none stalled: documented
+    assert doc["verdict"]["summary"].startswith("every 60 s a ")
     assert doc["recommendations"] == [] and "eviction" in doc
 
 
@@ -122,7 +123,12 @@ def test_formats_follow_the_output_extension_and_exit_codes_follow_the_verdict(t
         assert proc.returncode == 4, proc.stderr  # critical fails by default
         assert marker in out.read_text()
     html_text = (tmp_path / "r.html").read_text()
-    assert "<svg" in html_text or "pip install" in html_text  # charts, or how to get them
+    try:
+        import matplotlib  # noqa: F401  (the html extra)
+
+        assert "<svg" in html_text and "pip install" not in html_text  # the charts
+    except ImportError:
+        assert "<svg" not in html_text and "pip install 'ckptdiag[html]'" in html_text  # how to get them
     assert ckptdiag("report", str(rec), "--fail-on", "never", "-f", "md").returncode == 0
     assert ckptdiag("report", str(rec), "--fail-on", "warn", "-f", "json").returncode == 4
     doc = json.loads(ckptdiag("report", str(rec), "--fail-on", "never").stdout)
