@@ -76,9 +76,27 @@ def connection_options(func: F) -> F:
         ),
         click.option("--tls/--no-tls", "tls", default=None, help="Use TLS (also --ssl)."),
         click.option("--ssl", "tls", flag_value=True, hidden=True),
-        click.option("--tlsCAFile", "tls_ca_file", type=click.Path(dir_okay=False), default=None),
-        click.option("--tlsCertificateKeyFile", "tls_cert_key_file", type=click.Path(dir_okay=False), default=None),
-        click.option("--tlsAllowInvalidCertificates", "tls_allow_invalid", is_flag=True, default=False),
+        click.option(
+            "--tlsCAFile",
+            "tls_ca_file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="CA certificates that sign the server's certificate (PEM).",
+        ),
+        click.option(
+            "--tlsCertificateKeyFile",
+            "tls_cert_key_file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="This client's certificate and key (PEM), for x.509 authentication or servers that require one.",
+        ),
+        click.option(
+            "--tlsAllowInvalidCertificates",
+            "tls_allow_invalid",
+            is_flag=True,
+            default=False,
+            help="Accept a server certificate that does not validate (testing only: no protection from impostors).",
+        ),
         click.option(
             "--timeout",
             "timeout_s",
@@ -229,7 +247,14 @@ def record(
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--format", "fmt", type=click.Choice(["table", "md", "json"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "json"]),
+    default="table",
+    show_default=True,
+    help="table for a terminal, md for docs, json for scripts.",
+)
 def metrics(fmt: str) -> None:
     """List every metric ckptdiag reads and where each MongoDB version keeps it.
 
@@ -319,9 +344,29 @@ def resolve_format(fmt: str, output: Path | None) -> str:
     metavar="DURATION",
     help="How long to record before reporting (90, 90s, 10m, 2h); Ctrl-C reports early.",
 )
-@click.option("-i", "--interval", type=click.FloatRange(0.1, 3600), default=1.0, show_default=True)
-@click.option("--device", "devices", multiple=True, metavar="NAME", help="Disk to watch (repeatable).")
-@click.option("--source", type=click.Choice(["serverStatus", "diagnostic"]), default="serverStatus", show_default=True)
+@click.option(
+    "-i",
+    "--interval",
+    type=click.FloatRange(0.1, 3600),
+    default=1.0,
+    show_default=True,
+    help="Seconds between samples.",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="NAME",
+    help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["serverStatus", "diagnostic"]),
+    default="serverStatus",
+    show_default=True,
+    help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own "
+    "(needs clusterMonitor and read on local).",
+)
 @click.option(
     "--save",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -344,7 +389,11 @@ def diagnose(
     **conn: Any,
 ) -> None:
     """Record a server for a while (5 minutes by default), then report: every checkpoint, its
-    cost and a verdict. Takes every option of 'record' and of 'report'.
+    cost and a verdict.
+
+    Takes the connection options and --interval, --device and --source of 'record' (the recording
+    goes to a temporary file unless --save keeps it), and --format, --output and --fail-on of
+    'report'. The exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on).
 
     \b
     Example:
@@ -460,14 +509,43 @@ def lab_options(func: F) -> F:
             help="Seconds between checkpoints (syncdelay).",
         ),
         click.option("--cache-mb", type=click.IntRange(64, 1 << 20), default=None, help="WiredTiger cache size."),
-        click.option("--eviction-target", type=click.IntRange(10, 99), default=None),
-        click.option("--eviction-trigger", type=click.IntRange(10, 99), default=None),
-        click.option("--eviction-dirty-target", type=click.IntRange(1, 99), default=None),
-        click.option("--eviction-dirty-trigger", type=click.IntRange(1, 99), default=None),
-        click.option("--eviction-updates-target", type=click.IntRange(1, 99), default=None),
-        click.option("--eviction-updates-trigger", type=click.IntRange(1, 99), default=None),
-        click.option("--eviction-threads-min", type=click.IntRange(1, 20), default=None),
-        click.option("--eviction-threads-max", type=click.IntRange(1, 20), default=None),
+        click.option(
+            "--eviction-target", type=click.IntRange(10, 99), default=None, help="% of the cache: background eviction."
+        ),
+        click.option(
+            "--eviction-trigger",
+            type=click.IntRange(10, 99),
+            default=None,
+            help="% of the cache: application threads evict too.",
+        ),
+        click.option(
+            "--eviction-dirty-target",
+            type=click.IntRange(1, 99),
+            default=None,
+            help="% of the cache in dirty data: background eviction of dirty pages.",
+        ),
+        click.option(
+            "--eviction-dirty-trigger",
+            type=click.IntRange(1, 99),
+            default=None,
+            help="% of the cache in dirty data: application threads evict too.",
+        ),
+        click.option(
+            "--eviction-updates-target",
+            type=click.IntRange(1, 99),
+            default=None,
+            help="% of the cache in updates: background eviction of update chains.",
+        ),
+        click.option(
+            "--eviction-updates-trigger",
+            type=click.IntRange(1, 99),
+            default=None,
+            help="% of the cache in updates: application threads evict too.",
+        ),
+        click.option(
+            "--eviction-threads-min", type=click.IntRange(1, 20), default=None, help="Fewest eviction threads."
+        ),
+        click.option("--eviction-threads-max", type=click.IntRange(1, 20), default=None, help="Most eviction threads."),
         click.option("--write-rate", type=click.IntRange(100, 1_000_000), default=None, help="Inserts per second."),
         click.option(
             "--disk-mb-s",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
+import click
 from click.testing import CliRunner
 from conftest import REPO
 
 from ckptdiag import catalogue
-from ckptdiag.cli import cli
+from ckptdiag.cli import cli, connection_options
 from ckptdiag.status import ExitStatus
 
 
@@ -39,3 +40,34 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
     assert [line.split("#")[0].strip() for line in block] == ["make demo", "make test"]
     ci = (REPO / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def _commands(command: click.Command, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], click.Command]]:
+    if isinstance(command, click.Group):
+        return [c for name, sub in command.commands.items() for c in _commands(sub, (*path, name))]
+    return [(path, command)]
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    missing = [
+        f"{' '.join(path)} {param.opts[0]}"
+        for path, command in _commands(cli, ("ckptdiag",))
+        for param in command.params
+        if isinstance(param, click.Option) and not param.hidden and not param.help
+    ]
+    assert missing == []
+
+
+def test_diagnose_help_names_exactly_the_options_it_takes() -> None:
+    command = cli.commands["diagnose"]
+    text = " ".join((command.help or "").split())
+    own = {"--duration", "--save"}
+    from_record = {"--interval", "--device", "--source"}
+    from_report = {"--format", "--output", "--fail-on"}
+    names = {p.opts[-1] for p in command.params if isinstance(p, click.Option) and not p.hidden}
+    probe = click.command()(connection_options(lambda **kw: None))
+    connection = {p.opts[-1] for p in probe.params if isinstance(p, click.Option) and not p.hidden}
+    assert names == own | from_record | from_report | connection
+    for name in from_record | from_report:
+        assert name in text, name
+    assert "every option" not in text  # it does not take --overwrite, --ndjson, --since or --until
