@@ -71,3 +71,27 @@ def test_diagnose_help_names_exactly_the_options_it_takes() -> None:
     for name in from_record | from_report:
         assert name in text, name
     assert "every option" not in text  # it does not take --overwrite, --ndjson, --since or --until
+
+
+def test_user_facing_text_cites_only_what_a_dba_can_look_up() -> None:
+    """No string the program prints names this project's internal material (the articles it was
+    built from, unverified notes): a DBA can look up MongoDB's docs and WT-/SERVER- tickets only."""
+    import ast
+
+    internal = re.compile(r"\bseeds?\b|unverified|shared/|tests/", re.I)
+    found = []
+    for path in sorted((REPO / "ckptdiag").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if internal.search(node.value):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]}")
+    assert found == []

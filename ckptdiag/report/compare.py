@@ -1,4 +1,4 @@
-"""Before and after: the same figures from two reports side by side, as the seeds' proofs show them.
+"""Before and after: the same figures from two reports side by side, as a change ticket wants them.
 
 Both sides are JSON report documents (``to_document``), whatever they came from (a recording, an
 FTDC window, or a report written earlier), so a comparison reads the one contract
