@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ckptdiag.lab.run import run_scenario
 from ckptdiag.report.lab import truth_rows
-from ckptdiag.workflows import diagnose_window, lab_config
+from ckptdiag.workflows.lab import lab_config
+from ckptdiag.workflows.report import diagnose_window
 
 
 def _pair(a: float | None, b: float | None) -> list[float | None]:

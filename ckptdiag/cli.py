@@ -221,7 +221,7 @@ def record(
         ckptdiag record -d 60 --ndjson - | jq -c '.m["cache.dirty_bytes"]'
         ckptdiag record --source diagnostic --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m
     """
-    from ckptdiag.workflows import RecordRequest, run_record
+    from ckptdiag.workflows.record import RecordRequest, run_record
 
     seconds = parse_duration(duration)
     if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
@@ -400,7 +400,7 @@ def diagnose(
         ckptdiag diagnose --uri mongodb://monitor@db1:27017/?authSource=admin
         ckptdiag diagnose -d 15m --save db1.jsonl.gz -o db1.md --fail-on warn
     """
-    from ckptdiag.workflows import DiagnoseRequest, RecordRequest, run_diagnose
+    from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
 
     if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
         conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
@@ -448,7 +448,7 @@ def report(
         ckptdiag report db1.jsonl.gz -f json | jq .verdict
         ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-21T00:00Z -o nightly.html
     """
-    from ckptdiag.workflows import ReportRequest, run_report
+    from ckptdiag.workflows.report import ReportRequest, run_report
 
     request = ReportRequest(paths, parse_time(since), parse_time(until), resolve_format(fmt, output), output, fail_on)
     ctx.exit(run_report(request, _err))
@@ -484,7 +484,7 @@ def compare(
         ckptdiag compare diagnostic.data diagnostic.data --until-a 2026-11-22T10:00Z --since-b 2026-11-22T10:05Z
         ckptdiag compare before.jsonl.gz after.jsonl.gz -o change-1234.md
     """
-    from ckptdiag.workflows import CompareRequest, CompareSide, run_compare
+    from ckptdiag.workflows.compare import CompareRequest, CompareSide, run_compare
 
     request = CompareRequest(
         CompareSide(before, parse_time(since_a), parse_time(until_a)),
@@ -604,7 +604,7 @@ def demo(
         ckptdiag demo --scenario stall --checkpoint-interval 10
         ckptdiag demo --verify
     """
-    from ckptdiag.workflows import DemoRequest, run_demo
+    from ckptdiag.workflows.lab import DemoRequest, run_demo
 
     request = DemoRequest(
         scenario=scenario,
@@ -664,7 +664,7 @@ def serve(
     Example:
         ckptdiag lab serve --scenario healthy --port 27999
     """
-    from ckptdiag.workflows import ServeRequest, run_serve
+    from ckptdiag.workflows.lab import ServeRequest, run_serve
 
     run_serve(
         ServeRequest(

@@ -18,7 +18,7 @@ from ckptdiag.report.document import render_json, to_document
 from ckptdiag.report.html_page import render_html
 from ckptdiag.report.markdown import render_markdown
 from ckptdiag.report.terminal import render_text
-from ckptdiag.workflows import diagnose_window
+from ckptdiag.workflows.report import diagnose_window
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -88,7 +88,7 @@ def test_a_damaged_line_in_the_middle_is_skipped(tmp_path: Path) -> None:
 
 
 def test_damaged_lines_are_named_in_the_reports_evidence(tmp_path: Path) -> None:
-    from ckptdiag.workflows import diagnose_window
+    from ckptdiag.workflows.report import diagnose_window
 
     path = tmp_path / "damaged.jsonl"
     _write(path, 6)

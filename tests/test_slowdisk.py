@@ -12,7 +12,7 @@ import pytest
 from ckptdiag.errors import CkptdiagError
 from ckptdiag.lab import slowdisk
 from ckptdiag.lab.engine import LabConfig
-from ckptdiag.workflows import ServeRequest, lab_disk
+from ckptdiag.workflows.lab import ServeRequest, lab_disk
 
 needs_slow_disk = pytest.mark.skipif(
     slowdisk.unavailable() is not None, reason=f"no slow disk here: {slowdisk.unavailable()}"

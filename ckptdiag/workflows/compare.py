@@ -1,0 +1,75 @@
+"""compare: two windows (or JSON reports) side by side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ckptdiag.workflows.report import diagnose_window, write_text_output
+
+
+@dataclass(frozen=True)
+class CompareSide:
+    """One side of ``ckptdiag compare``: a recording, FTDC, or a JSON report, and a window."""
+
+    path: Path
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+def load_side(side: CompareSide) -> dict[str, Any]:
+    """The report document of one side: read from a JSON report, else diagnosed from the data."""
+    import json
+
+    from ckptdiag.errors import InputError, UsageError
+    from ckptdiag.report.document import to_document
+
+    if side.path.suffix.lower() == ".json" and side.path.is_file():
+        if side.since_ms is not None or side.until_ms is not None:
+            raise UsageError(f"{side.path} is a finished report: its window is fixed", "drop --since/--until for it")
+        try:
+            doc = json.loads(side.path.read_text())
+        except (OSError, ValueError) as exc:
+            raise InputError(
+                f"cannot read {side.path} as a JSON report: {exc}", "pass a 'report -f json' file"
+            ) from None
+        if not isinstance(doc, dict) or "schema_version" not in doc or "checkpoints" not in doc:
+            raise InputError(f"{side.path} is not a ckptdiag JSON report", "write one with 'ckptdiag report -f json'")
+        return doc
+    if not side.path.exists():
+        raise InputError(f"{side.path} does not exist", "pass a recording, a diagnostic.data directory or a report")
+    return to_document(diagnose_window((side.path,), side.since_ms, side.until_ms))
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """``ckptdiag compare A B``."""
+
+    before: CompareSide
+    after: CompareSide
+    fmt: str
+    output: Path | None
+
+
+def run_compare(request: CompareRequest) -> None:
+    """Diagnose (or read) both sides and write the before/after table in the requested format."""
+    import json
+
+    from rich.console import Console
+
+    from ckptdiag.report import compare as render
+
+    comparison = render.compare(load_side(request.before), load_side(request.after))
+    if request.fmt == "table" and request.output is None:
+        Console().print(render.render_compare_table(comparison))
+        return
+    if request.fmt == "json":
+        text = json.dumps(comparison.to_json(), indent=2, allow_nan=False) + "\n"
+    elif request.fmt == "md":
+        text = render.render_compare_markdown(comparison)
+    elif request.fmt == "html":
+        text = render.render_compare_html(comparison)
+    else:
+        text = render.render_compare_text(comparison)
+    write_text_output(text, request.output, protect=(request.before.path, request.after.path))

@@ -1,0 +1,238 @@
+"""demo and lab serve: the WiredTiger lab, recorded and diagnosed, and --verify's before/after."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ckptdiag.errors import CkptdiagError
+from ckptdiag.workflows import StopSignals, Warn
+from ckptdiag.workflows.report import diagnose_window, write_report
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from ckptdiag.lab.engine import LabConfig
+    from ckptdiag.lab.run import LabRun
+    from ckptdiag.lab.scenarios import Scenario
+    from ckptdiag.recorder import RecordResult
+    from ckptdiag.report.document import Report
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    """Everything ``ckptdiag demo`` was asked to do."""
+
+    scenario: str
+    duration: float | None
+    output: Path | None
+    overwrite: bool
+    lab_dir: Path | None
+    overrides: Mapping[str, Any]
+    live: bool = False
+    verify: bool = False  # then apply the recommended settings and run again
+
+
+def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenario, LabConfig]:
+    """The scenario and its configuration with the command line's overrides, checked."""
+    from ckptdiag.errors import UsageError
+    from ckptdiag.lab.scenarios import get_scenario
+
+    scenario = get_scenario(scenario_name)
+    config = scenario.config.with_overrides(**overrides)
+    if config.eviction_dirty_target >= config.eviction_dirty_trigger:
+        raise UsageError(
+            "eviction_dirty_target must be below eviction_dirty_trigger",
+            f"got {config.eviction_dirty_target} and {config.eviction_dirty_trigger}",
+        )
+    if config.eviction_target >= config.eviction_trigger:
+        raise UsageError(
+            "eviction_target must be below eviction_trigger",
+            f"got {config.eviction_target} and {config.eviction_trigger}",
+        )
+    updates = (config.eviction_updates_target, config.eviction_updates_trigger)
+    if all(updates) and updates[0] >= updates[1]:
+        raise UsageError(
+            "eviction_updates_target must be below eviction_updates_trigger",
+            f"got {updates[0]} and {updates[1]}",
+        )
+    if config.eviction_threads_min > config.eviction_threads_max:
+        raise UsageError(
+            "eviction threads_min must not exceed threads_max",
+            f"got {config.eviction_threads_min} and {config.eviction_threads_max}",
+        )
+    return scenario, config
+
+
+def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> RecordResult:
+    """Run a lab scenario, record it, and print what happened; with ``verify``, apply the
+    recommended settings to the lab, run it again and print before and after."""
+    import tempfile
+
+    from rich.console import Console
+
+    from ckptdiag.lab.engine import import_wiredtiger
+    from ckptdiag.report.lab import render_lab_run
+
+    import_wiredtiger()  # fail first, with the install command, if the binding is missing
+    scenario, config = lab_config(request.scenario, request.overrides)
+    duration = request.duration or scenario.duration_s
+    console = Console()
+    with tempfile.TemporaryDirectory(prefix="ckptdiag-demo-") as tmp:
+        output = request.output or Path(tmp) / f"demo-{scenario.name}.jsonl.gz"
+        warn(f"lab: {scenario.name}: {scenario.summary}; {duration:g} s")
+        run = _lab_run(request, scenario, config, duration, output, console, stop_signals)
+        # the same report `ckptdiag report` gives on the recording, then the lab's ground truth
+        report = diagnose_window((run.recording,), None, None)
+        write_report(report, "table", None)
+        console.print(render_lab_run(run, [(e.start, e.stall) for e in report.dx.episodes]))
+        if request.output:
+            warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
+        if not request.verify or run.result.stopped_by == "interrupted":
+            return run.result
+        overrides = report.advice.lab_overrides if report.advice else {}
+        if not overrides:
+            warn("verify: no setting to change was recommended, so there is nothing to verify")
+            return run.result
+        _, after_config = lab_config(scenario.name, {**request.overrides, **overrides})
+        changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
+        warn(f"verify: the same scenario again with the recommended settings ({changes}); {duration:g} s")
+        after_output = output.with_name(output.name.replace(".jsonl", ".after.jsonl"))
+        after = _lab_run(request, scenario, after_config, duration, after_output, console, stop_signals)
+        after_report = diagnose_window((after.recording,), None, None)
+        console.print(render_verify(report, after_report, run, after, overrides))
+        if request.output:
+            warn(f"after: recording {after.recording}; ground truth {after.truth_path}")
+        return after.result
+
+
+def render_verify(
+    before: Report, after: Report, before_run: LabRun, after_run: LabRun, overrides: Mapping[str, Any]
+) -> RenderableType:
+    """The before/after tables of ``demo --verify``: from the recordings, and from the lab's own truth."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ckptdiag.report.compare import compare, render_compare_table
+    from ckptdiag.report.document import to_document
+    from ckptdiag.report.lab import render_truth_compare
+
+    changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    comparison = compare(to_document(before), to_document(after), ("before", "recommended"))
+    return Group(
+        Text(f"verify: {changes}", style="bold"),
+        Text("as ckptdiag measured it (the recordings):", style="bold"),
+        render_compare_table(comparison),
+        Text("as the workload measured it (the lab's ground truth):", style="bold"),
+        render_truth_compare(before_run.summary, after_run.summary),
+    )
+
+
+def _lab_run(
+    request: DemoRequest,
+    scenario: Scenario,
+    config: LabConfig,
+    duration: float,
+    output: Path,
+    console: Any,
+    stop_signals: StopSignals,
+) -> LabRun:
+    from ckptdiag.lab.run import run_scenario
+
+    display: Any = None
+    if request.live:
+        from ckptdiag.report.live import LiveStatus
+
+        display = LiveStatus(console, f"lab:{scenario.name}", str(output))
+    with display if display else nullcontext():
+        return run_scenario(
+            scenario,
+            config,
+            duration,
+            output,
+            lab_dir=request.lab_dir,
+            stop_signals=stop_signals,
+            overwrite=request.overwrite,
+            on_sample=display.on_sample if display else None,
+            on_event=display.on_event if display else None,
+        )
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """Everything ``ckptdiag lab serve`` was asked to do."""
+
+    scenario: str
+    port: int
+    duration: float | None
+    lab_dir: Path | None
+    overrides: Mapping[str, Any]
+    truth_out: Path | None = None
+
+
+def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> None:
+    """Serve a running lab over the wire protocol until stopped (or the duration ends)."""
+    import threading
+
+    from ckptdiag.lab.engine import LabEngine, import_wiredtiger
+    from ckptdiag.lab.serve import lab_server
+
+    import_wiredtiger()
+    scenario, config = lab_config(request.scenario, request.overrides)
+    planned_s = request.duration or 600  # the space check plans for 10 minutes when unbounded
+    with ExitStack() as stack:
+        base = lab_disk(stack, config, request, planned_s, warn)
+        if config.disk_mb_s and base is None:
+            config = replace(config, disk_mb_s=0)  # the truth file says what really ran
+        engine = LabEngine(config, base or request.lab_dir)
+        stop = threading.Event()
+        try:
+            engine.start(planned_s)
+            server = lab_server(engine, request.port).start()
+            try:
+                # the handlers go in before the line that tells a waiting client (or test) we serve
+                with stop_signals(lambda reason: stop.set()):
+                    warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
+                    stop.wait(request.duration)
+            finally:
+                server.stop()
+        finally:
+            engine.close()
+            if request.truth_out is not None and engine.start_wall:
+                import json
+
+                request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
+    warn("lab stopped; its data directory is removed")
+
+
+def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float, warn: Warn) -> Path | None:
+    """The throttled disk a scenario asks for (``disk_mb_s``), mounted for the run's life; None for
+    the lab dir's own disk. A scenario's own limit falls back with a warning where the disk cannot
+    be made (not root, no loop devices); one asked for on the command line is an error."""
+    import tempfile
+
+    from ckptdiag.lab.engine import check_space, estimated_bytes, free_bytes
+    from ckptdiag.lab.slowdisk import slow_disk, unavailable
+
+    if not config.disk_mb_s:
+        return None
+    reason = unavailable()
+    if reason is not None:
+        if request.overrides.get("disk_mb_s"):
+            raise CkptdiagError(f"cannot make a {config.disk_mb_s} MB/s disk here: {reason}", "leave out --disk-mb-s")
+        warn(
+            f"warning: the {request.scenario} scenario runs on a disk limited to {config.disk_mb_s} MB/s and "
+            f"cannot make one here ({reason}); running on the lab dir's own disk, where its checkpoints may not stall"
+        )
+        return None
+    base = request.lab_dir or Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    need = estimated_bytes(config, planned_s)
+    check_space(base, need)  # the image is sparse: the host holds only what the lab writes
+    # room to run past the plan (lab serve without --duration), never more than the host has
+    size = min(free_bytes(base), max(4 * need, 16 * 2**30))
+    disk = stack.enter_context(slow_disk(base, config.disk_mb_s, size_bytes=size))
+    return disk.mountpoint

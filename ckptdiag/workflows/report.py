@@ -1,0 +1,189 @@
+"""report: recordings or FTDC in a window, diagnosed and advised, written in a format."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ckptdiag import recording
+from ckptdiag.status import ExitStatus
+from ckptdiag.workflows import Warn
+
+if TYPE_CHECKING:
+    from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.document import Report, ReportSource
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """Everything ``ckptdiag report`` was asked to do."""
+
+    paths: tuple[Path, ...]
+    since_ms: int | None
+    until_ms: int | None
+    fmt: str  # table, json, md or html (auto resolved by the CLI)
+    output: Path | None
+    fail_on: str = "critical"  # warn, critical or never
+
+
+ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
+
+
+def _recording_damage(rec: recording.Recording) -> list[str]:
+    """What was wrong with a recording, for the report's notes."""
+    out = []
+    if rec.truncated:
+        out.append(f"{rec.path}: ended inside a line (read up to there)")
+    if rec.damaged_lines:
+        s = "s" if rec.damaged_lines != 1 else ""
+        out.append(f"{rec.path}: {rec.damaged_lines} damaged line{s} skipped (not JSON)")
+    return out
+
+
+def _recordings_window(
+    recordings: list[Path], since_ms: int | None, until_ms: int | None
+) -> tuple[Any, ServerFacts, int, int, ReportSource]:
+    """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
+    from ckptdiag.analysis.series import derive
+    from ckptdiag.errors import InputError
+    from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.document import ReportSource
+
+    recs = [recording.read_recording(p, columns=True) for p in recordings]
+    frame = recording.join_frames([r.to_frame() for r in recs])
+    if since_ms is not None:
+        frame = frame[frame["t"] * 1000 >= since_ms]
+    if until_ms is not None:
+        frame = frame[frame["t"] * 1000 <= until_ms]
+    if frame.empty:
+        raise InputError("no samples in the given window", "check --since/--until against the recording's times")
+    head = recs[0].header
+    server = head.get("server") or {}
+    disks = head.get("disks") or {}
+    facts = ServerFacts.from_documents(
+        version=server.get("version"),
+        host=server.get("host"),
+        cmdline=server.get("cmdline"),
+        host_info=server.get("host_info"),
+        devices=list(disks.get("devices") or []),
+        dbpath=server.get("dbpath"),
+        parameters=server.get("parameters"),
+        filesystem=disks.get("filesystem"),
+    )
+    gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
+    restarts = int(frame["segment"].max() - frame["segment"].min())
+    damage = tuple(line for r in recs for line in _recording_damage(r))
+    source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
+    return derive(frame), facts, gaps, restarts, source
+
+
+def _ftdc_window(
+    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
+) -> tuple[Any, ServerFacts, int, int, ReportSource]:
+    """FTDC files read a piece at a time into one derived window -> (derived frame, facts, gaps, restarts, source)."""
+    from ckptdiag.analysis.series import derive_pieces
+    from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.document import ReportSource
+    from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
+
+    data = FtdcData(None, [], [])
+    derived, gaps, restarts = derive_pieces(
+        iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
+    )
+    meta: Any = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
+    meta = meta if isinstance(meta, dict) else {}
+    build = meta.get("buildInfo")
+    facts = ServerFacts.from_documents(
+        version=build.get("version") if isinstance(build, dict) else None,
+        host=None,
+        cmdline=meta.get("getCmdLineOpts"),
+        host_info=meta.get("hostInfo"),
+    )
+    damage = tuple(f"{r.path}: {r.error}" for r in data.reports if r.error)
+    source = ReportSource("ftdc", ", ".join(map(str, paths)), damage, files=len(data.reports))
+    return derived, facts, gaps, restarts, source
+
+
+def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
+    """Diagnose recordings or FTDC in a window, and advise on the diagnosis."""
+    from ckptdiag.advice.rules import recommend
+    from ckptdiag.analysis.diagnosis import diagnose
+    from ckptdiag.errors import UsageError
+    from ckptdiag.report.document import Report
+
+    recordings = [p for p in paths if p.is_file() and recording.is_recording(p)]
+    if recordings and len(recordings) != len(paths):
+        raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
+    if recordings:
+        derived, facts, gaps, restarts, source = _recordings_window(recordings, since_ms, until_ms)
+    else:
+        derived, facts, gaps, restarts, source = _ftdc_window(paths, since_ms, until_ms)
+    dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
+    return Report(dx, source, recommend(dx))
+
+
+def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
+    """Diagnose a window of recordings or FTDC, write the report, and return the exit status its
+    verdict maps to under ``--fail-on``."""
+    report = diagnose_window(request.paths, request.since_ms, request.until_ms)
+    for line in report.source.damaged:
+        warn(f"note: {line}")
+    write_report(report, request.fmt, request.output, protect=request.paths)
+    return exit_status(report.dx.severity, request.fail_on)
+
+
+def exit_status(severity: str, fail_on: str) -> ExitStatus:
+    """0 ok; 3 warn (only with --fail-on warn); 4 critical (unless --fail-on never)."""
+    if severity == "critical" and fail_on in ("warn", "critical"):
+        return ExitStatus.CRITICAL
+    if severity in ("warn", "critical") and fail_on == "warn":
+        return ExitStatus.WARN
+    return ExitStatus.OK
+
+
+def write_report(report: Report, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
+    """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
+    from rich.console import Console
+
+    from ckptdiag.report.document import render_json, to_document
+    from ckptdiag.report.html_page import render_html
+    from ckptdiag.report.markdown import render_markdown
+    from ckptdiag.report.terminal import render_table, render_text
+
+    if fmt == "table" and output is None:
+        Console().print(render_table(report))
+        return
+    if fmt == "json":
+        text = render_json(to_document(report))
+    elif fmt == "md":
+        text = render_markdown(report)
+    elif fmt == "html":
+        text = render_html(report)
+    else:
+        text = render_text(report)
+    write_text_output(text, output, protect)
+
+
+def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
+    """``text`` to stdout, or atomically to ``output`` (never over a recording or an input)."""
+    from ckptdiag.errors import OutputError
+
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    resolved = output.resolve()
+    if any(resolved == p.resolve() for p in protect) or (output.is_file() and recording.is_recording(output)):
+        raise OutputError(f"{output} is a recording or an input", "write the report to another file")
+    tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, output)  # a reader (a mail job, a web server) never sees half a report
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(
+            f"cannot write {output}: {exc.strerror or exc}", "check the directory and its permissions"
+        ) from None
