@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from ckptdiag import catalogue
-from ckptdiag.cli import cli, connection_options
+from ckptdiag.cli import cli
+from ckptdiag.cli.options import connection_options
 from ckptdiag.status import ExitStatus
 
 

@@ -1,0 +1,84 @@
+"""Command line: parse, build the objects, call them, map errors to exit statuses. Nothing else.
+
+One module a family of commands: :mod:`.live` (record, diagnose), :mod:`.files` (report, compare,
+metrics), :mod:`.lab` (demo, lab serve); :mod:`.options` holds the options they share.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+
+from ckptdiag import __version__
+from ckptdiag.cli.options import CONTEXT
+from ckptdiag.cli.output import err as _err
+from ckptdiag.errors import CkptdiagError
+from ckptdiag.status import ExitStatus
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="ckptdiag")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Find and fix MongoDB WiredTiger checkpoint stalls.
+
+    \b
+    Example:
+        ckptdiag record --uri mongodb://localhost:27017 --duration 10m -o node1.jsonl.gz
+    """
+    ctx.obj = {"debug": debug}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and turn every error into one line and an exit status."""
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        # outside standalone mode click returns ctx.exit()'s code instead of exiting with it
+        code = cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except CkptdiagError as exc:
+        if debug:
+            traceback.print_exc()
+        _err(f"error: {exc.one_line()}")
+        sys.exit(exc.status)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        _err("interrupted")
+        sys.exit(ExitStatus.INTERRUPTED)
+    except click.ClickException as exc:
+        if isinstance(exc, click.UsageError):  # one line too, with where to look
+            where = exc.ctx.command_path if exc.ctx is not None else "ckptdiag"
+            _err(f"error: {exc.format_message()} (hint: see '{where} --help')")
+            sys.exit(ExitStatus.USAGE)
+        _err(f"error: {exc.format_message()}")
+        sys.exit(ExitStatus.ERROR)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        sys.exit(ExitStatus.INTERRUPTED)
+    except BrokenPipeError:
+        # the reader of our stdout went away (| head): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitStatus.OK)
+    except Exception as exc:  # noqa: BLE001 - the one place that catches everything
+        if debug:
+            traceback.print_exc()
+        _err(f"error: unexpected {type(exc).__name__}: {exc} (hint: rerun with --debug and report it)")
+        sys.exit(ExitStatus.ERROR)
+
+
+def _register() -> None:
+    from ckptdiag.cli.files import compare, metrics, report
+    from ckptdiag.cli.lab import demo, lab
+    from ckptdiag.cli.live import diagnose, record
+
+    for command in (record, metrics, diagnose, report, compare, demo, lab):
+        cli.add_command(command)
+
+
+_register()

@@ -1,0 +1,112 @@
+"""report, compare and metrics: the commands that read files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ckptdiag.cli.options import (
+    CONTEXT,
+    output_options,
+    parse_time,
+    report_options,
+    resolve_format,
+)
+from ckptdiag.cli.output import err
+
+
+@click.command(context_settings=CONTEXT)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "json"]),
+    default="table",
+    show_default=True,
+    help="table for a terminal, md for docs, json for scripts.",
+)
+def metrics(fmt: str) -> None:
+    """List every metric ckptdiag reads and where each MongoDB version keeps it.
+
+    \b
+    Example:
+        ckptdiag metrics --format md > docs/metrics.md
+    """
+    from ckptdiag.report.catalogue import render_catalogue
+
+    click.echo(render_catalogue(fmt), nl=False)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--since", default=None, metavar="TIME", help="Start of the window (ISO 8601, UTC by default).")
+@click.option("--until", default=None, metavar="TIME", help="End of the window (ISO 8601, UTC by default).")
+@report_options
+@click.pass_context
+def report(
+    ctx: click.Context,
+    /,
+    paths: tuple[Path, ...],
+    since: str | None,
+    until: str | None,
+    fmt: str,
+    output: Path | None,
+    fail_on: str,
+) -> None:
+    """Diagnose recordings or MongoDB's own FTDC files (diagnostic.data): every checkpoint, its
+    cost, eviction pressure, and a verdict.
+
+    PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files. The exit
+    status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on), for cron.
+
+    \b
+    Example:
+        ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-22T02:00Z --until 2026-11-22T03:00Z
+        ckptdiag report db1.jsonl.gz -f json | jq .verdict
+        ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-21T00:00Z -o nightly.html
+    """
+    from ckptdiag.workflows.report import ReportRequest, run_report
+
+    request = ReportRequest(paths, parse_time(since), parse_time(until), resolve_format(fmt, output), output, fail_on)
+    ctx.exit(run_report(request, err))
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("before", type=click.Path(path_type=Path))
+@click.argument("after", type=click.Path(path_type=Path))
+@click.option("--since-a", default=None, metavar="TIME", help="Start of BEFORE's window (recordings, FTDC).")
+@click.option("--until-a", default=None, metavar="TIME", help="End of BEFORE's window.")
+@click.option("--since-b", default=None, metavar="TIME", help="Start of AFTER's window.")
+@click.option("--until-b", default=None, metavar="TIME", help="End of AFTER's window.")
+@output_options
+def compare(
+    before: Path,
+    after: Path,
+    since_a: str | None,
+    until_a: str | None,
+    since_b: str | None,
+    until_b: str | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Compare two windows before and after a change: checkpoint duration and bytes, write p99
+    inside checkpoints, throughput dip, disk peak, mean throughput.
+
+    BEFORE and AFTER are each a recording, an FTDC file or diagnostic.data directory (with its
+    own window), or a JSON report written by 'ckptdiag report -f json'.
+
+    \b
+    Example:
+        ckptdiag compare monday.json tuesday.json
+        ckptdiag compare diagnostic.data diagnostic.data --until-a 2026-11-22T10:00Z --since-b 2026-11-22T10:05Z
+        ckptdiag compare before.jsonl.gz after.jsonl.gz -o change-1234.md
+    """
+    from ckptdiag.workflows.compare import CompareRequest, CompareSide, run_compare
+
+    request = CompareRequest(
+        CompareSide(before, parse_time(since_a), parse_time(until_a)),
+        CompareSide(after, parse_time(since_b), parse_time(until_b)),
+        resolve_format(fmt, output),
+        output,
+    )
+    run_compare(request)

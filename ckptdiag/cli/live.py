@@ -1,0 +1,205 @@
+"""record and diagnose: the commands that talk to a live server."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ckptdiag.cli.options import (
+    CONTEXT,
+    connection_options,
+    parse_duration,
+    report_options,
+    resolve_format,
+    stop_signals,
+)
+from ckptdiag.cli.output import err
+from ckptdiag.status import ExitStatus
+
+
+@click.command(context_settings=CONTEXT)
+@connection_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Recording file (.jsonl, or .jsonl.gz for gzip) [default: ckptdiag-<UTC time>.jsonl.gz].",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
+@click.option(
+    "--ndjson",
+    "ndjson",
+    type=click.Choice(["-"]),
+    default=None,
+    help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes.",
+)
+@click.option(
+    "-i",
+    "--interval",
+    type=click.FloatRange(0.1, 3600),
+    default=1.0,
+    show_default=True,
+    help="Seconds between samples.",
+)
+@click.option(
+    "-d",
+    "--duration",
+    default=None,
+    metavar="DURATION",
+    help="Stop after this long (90, 90s, 10m, 2h) [default: until Ctrl-C].",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="NAME",
+    help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
+)
+@click.option(
+    "--source",
+    "source",
+    type=click.Choice(["serverStatus", "diagnostic"]),
+    default="serverStatus",
+    show_default=True,
+    help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own, even "
+    "from another host (needs clusterMonitor and read on local).",
+)
+@click.pass_context
+def record(
+    ctx: click.Context,
+    /,
+    output: Path | None,
+    overwrite: bool,
+    ndjson: str | None,
+    interval: float,
+    duration: str | None,
+    devices: tuple[str, ...],
+    source: str,
+    **conn: Any,
+) -> None:
+    """Sample serverStatus and /proc/diskstats every second into a recording.
+
+    Reads buildInfo, hostInfo and getCmdLineOpts once, then serverStatus (only the sections
+    ckptdiag uses) on absolute 1-second deadlines. A lost connection is recorded as a gap and
+    retried; Ctrl-C or --duration end it, and the file is always complete.
+
+    \b
+    Example:
+        ckptdiag record --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m -o db1.jsonl.gz
+        ckptdiag record -d 60 --ndjson - | jq -c '.m["cache.dirty_bytes"]'
+        ckptdiag record --source diagnostic --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m
+    """
+    from ckptdiag.workflows.record import RecordRequest, run_record
+
+    seconds = parse_duration(duration)
+    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
+        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
+    if source == "diagnostic" and devices:
+        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
+    if output is None and ndjson is None:
+        output = Path(time.strftime("ckptdiag-%Y%m%dT%H%M%SZ.jsonl.gz", time.gmtime()))
+    request = RecordRequest(
+        conn=conn,
+        output=output,
+        overwrite=overwrite,
+        stream_stdout=ndjson == "-",
+        interval=interval,
+        duration=seconds,
+        devices=devices,
+        live=sys.stdout.isatty() and ndjson is None,
+        source=source,
+    )
+    result = run_record(request, stop_signals, err)
+    if result.stopped_by == "interrupted":
+        ctx.exit(ExitStatus.INTERRUPTED)
+
+
+@click.command(context_settings=CONTEXT)
+@connection_options
+@click.option(
+    "-d",
+    "--duration",
+    default="5m",
+    show_default=True,
+    metavar="DURATION",
+    help="How long to record before reporting (90, 90s, 10m, 2h); Ctrl-C reports early.",
+)
+@click.option(
+    "-i",
+    "--interval",
+    type=click.FloatRange(0.1, 3600),
+    default=1.0,
+    show_default=True,
+    help="Seconds between samples.",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    metavar="NAME",
+    help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["serverStatus", "diagnostic"]),
+    default="serverStatus",
+    show_default=True,
+    help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own "
+    "(needs clusterMonitor and read on local).",
+)
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Keep the recording in this file (never overwritten).",
+)
+@report_options
+@click.pass_context
+def diagnose(
+    ctx: click.Context,
+    /,
+    duration: str,
+    interval: float,
+    devices: tuple[str, ...],
+    source: str,
+    save: Path | None,
+    fmt: str,
+    output: Path | None,
+    fail_on: str,
+    **conn: Any,
+) -> None:
+    """Record a server for a while (5 minutes by default), then report: every checkpoint, its
+    cost and a verdict.
+
+    Takes the connection options and --interval, --device and --source of 'record' (the recording
+    goes to a temporary file unless --save keeps it), and --format, --output and --fail-on of
+    'report'. The exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on).
+
+    \b
+    Example:
+        ckptdiag diagnose --uri mongodb://monitor@db1:27017/?authSource=admin
+        ckptdiag diagnose -d 15m --save db1.jsonl.gz -o db1.md --fail-on warn
+    """
+    from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
+
+    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
+        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
+    if source == "diagnostic" and devices:
+        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
+    record = RecordRequest(
+        conn=conn,
+        output=save,
+        interval=interval,
+        duration=parse_duration(duration),
+        devices=devices,
+        live=sys.stderr.isatty() and sys.stdout.isatty(),
+        source=source,
+    )
+    request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on)
+    result, status = run_diagnose(request, stop_signals, err)
+    ctx.exit(ExitStatus.INTERRUPTED if result.stopped_by == "interrupted" else status)

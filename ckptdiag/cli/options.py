@@ -1,0 +1,239 @@
+"""The options and parsers every command shares: connection (mongostat's), output, lab overrides."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _with_options(func: F, options: list[Any]) -> F:
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def connection_options(func: F) -> F:
+    """The options mongostat users expect, on every command that connects to a server."""
+    options = [
+        click.option(
+            "--uri",
+            envvar="MONGODB_URI",
+            show_envvar=True,
+            default=None,
+            metavar="URI",
+            help="MongoDB URI (auth and TLS options may go in it) [default: mongodb://localhost:27017].",
+        ),
+        click.option("--host", default=None, help="Server host (replaces the URI's host)."),
+        click.option("--port", type=click.IntRange(1, 65535), default=None, help="Server port."),
+        click.option("-u", "--username", default=None, help="User name."),
+        click.option(
+            "-p",
+            "--password",
+            default=None,
+            help="Password (prompted for when --username is given without it on a terminal).",
+        ),
+        click.option("--authenticationDatabase", "auth_db", default=None, help="Database that holds the user."),
+        click.option(
+            "--authenticationMechanism",
+            "auth_mechanism",
+            default=None,
+            help="SCRAM-SHA-256, SCRAM-SHA-1, MONGODB-X509, ...",
+        ),
+        click.option("--tls/--no-tls", "tls", default=None, help="Use TLS (also --ssl)."),
+        click.option("--ssl", "tls", flag_value=True, hidden=True),
+        click.option(
+            "--tlsCAFile",
+            "tls_ca_file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="CA certificates that sign the server's certificate (PEM).",
+        ),
+        click.option(
+            "--tlsCertificateKeyFile",
+            "tls_cert_key_file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="This client's certificate and key (PEM), for x.509 authentication or servers that require one.",
+        ),
+        click.option(
+            "--tlsAllowInvalidCertificates",
+            "tls_allow_invalid",
+            is_flag=True,
+            default=False,
+            help="Accept a server certificate that does not validate (testing only: no protection from impostors).",
+        ),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=click.FloatRange(0.1, 600),
+            default=5.0,
+            show_default=True,
+            help="Seconds to wait for the server.",
+        ),
+    ]
+    return _with_options(func, options)
+
+
+def parse_duration(text: str | None) -> float | None:
+    """``90``, ``90s``, ``10m``, ``2h`` -> seconds.
+
+    >>> parse_duration("10m"), parse_duration("1.5h"), parse_duration("45")
+    (600.0, 5400.0, 45.0)
+    """
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    factor = units.get(text[-1:])
+    number = text[:-1] if factor else text
+    try:
+        value = float(number) * (factor or 1)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a duration like 90, 90s, 10m or 2h") from None
+    if value <= 0:
+        raise click.BadParameter("must be positive")
+    return value
+
+
+@contextmanager
+def stop_signals(on_stop: Callable[[str], None]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ask the sampler to stop cleanly; a second Ctrl-C stops at once."""
+    previous: dict[signal.Signals, Any] = {}
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        on_stop("interrupted" if signum == signal.SIGINT else "terminated")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def parse_time(text: str | None) -> int | None:
+    """An ISO 8601 time (UTC unless it says otherwise) -> ms since the epoch.
+
+    >>> parse_time("2021-03-15T02:30:00Z"), parse_time("2021-03-15 02:30")
+    (1615775400000, 1615775400000)
+    """
+    if text is None:
+        return None
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a time like 2026-11-22T02:30:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+def output_options(func: F) -> F:
+    """Where a report goes and in which format (``-f``, ``-o``)."""
+    options = [
+        click.option(
+            "-f",
+            "--format",
+            "fmt",
+            type=click.Choice(["auto", "table", "json", "md", "html"]),
+            default="auto",
+            show_default=True,
+            help="auto: the file's extension (.json .md .html .txt), else a table on a terminal and JSON in a pipe.",
+        ),
+        click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="Write the report here (replaced atomically).",
+        ),
+    ]
+    return _with_options(func, options)
+
+
+def report_options(func: F) -> F:
+    """How a report is written: format, file, and which verdict fails the exit status."""
+    options = [
+        click.option(
+            "--fail-on",
+            type=click.Choice(["warn", "critical", "never"]),
+            default="critical",
+            show_default=True,
+            help="Exit 4 on critical (and 3 on warn with 'warn'); 'never' exits 0 whatever the verdict.",
+        ),
+    ]
+    return output_options(_with_options(func, options))
+
+
+def resolve_format(fmt: str, output: Path | None) -> str:
+    """auto -> the output file's kind, else table on a terminal and JSON in a pipe."""
+    from ckptdiag.report.document import EXTENSIONS
+
+    if fmt != "auto":
+        return fmt
+    if output is not None:
+        return EXTENSIONS.get(output.suffix.lower(), "table")
+    return "table" if sys.stdout.isatty() else "json"
+
+
+# the lab's eviction overrides: (option, lowest, highest, help)
+_EVICTION_OVERRIDES = (
+    ("--eviction-target", 10, 99, "% of the cache: background eviction."),
+    ("--eviction-trigger", 10, 99, "% of the cache: application threads evict too."),
+    ("--eviction-dirty-target", 1, 99, "% of the cache in dirty data: background eviction of dirty pages."),
+    ("--eviction-dirty-trigger", 1, 99, "% of the cache in dirty data: application threads evict too."),
+    ("--eviction-updates-target", 1, 99, "% of the cache in updates: background eviction of update chains."),
+    ("--eviction-updates-trigger", 1, 99, "% of the cache in updates: application threads evict too."),
+    ("--eviction-threads-min", 1, 20, "Fewest eviction threads."),
+    ("--eviction-threads-max", 1, 20, "Most eviction threads."),
+)
+
+
+def lab_options(func: F) -> F:
+    """Overrides of a lab scenario's settings, so a recommended setting can be tried on it."""
+    options = [
+        click.option(
+            "--scenario", default="stall", show_default=True, help="healthy, stall, dirty-buildup or wt-checkpoint."
+        ),
+        click.option(
+            "--checkpoint-interval",
+            "checkpoint_s",
+            type=click.FloatRange(1, 3600),
+            default=None,
+            help="Seconds between checkpoints (syncdelay).",
+        ),
+        click.option("--cache-mb", type=click.IntRange(64, 1 << 20), default=None, help="WiredTiger cache size."),
+        *(
+            click.option(name, type=click.IntRange(low, high), default=None, help=text)
+            for name, low, high, text in _EVICTION_OVERRIDES
+        ),
+        click.option("--write-rate", type=click.IntRange(100, 1_000_000), default=None, help="Inserts per second."),
+        click.option(
+            "--disk-mb-s",
+            type=click.IntRange(0, 100_000),
+            default=None,
+            help="Put the data on a disk that writes at most this many MB/s (a throttled loop device; "
+            "needs root; 0: the lab dir's own disk).",
+        ),
+        click.option(
+            "--lab-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Where the engine's data directory goes [default: the system temp dir].",
+        ),
+    ]
+    return _with_options(func, options)
