@@ -1,0 +1,164 @@
+"""FTDC files and diagnostic.data directories: the outer BSON documents, read in order, damage noted."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ckptdiag.errors import InputError
+from ckptdiag.sources.ftdc.deltas import decode_chunk
+from ckptdiag.sources.ftdc.reference import _I32, Selection
+
+
+class FtdcError(InputError):
+    """A file that is not FTDC, or is damaged at a known byte offset."""
+
+
+@dataclass
+class Chunk:
+    """One metric chunk: slot paths and their values, one row per metric, one column per sample."""
+
+    start_ms: int  # the chunk's _id
+    offset: int  # byte offset of the chunk document in its file
+    selection: Selection  # which of its shape's slots were kept, and what the frame makes of them
+    values: np.ndarray  # int64, shape (len(paths), samples)
+
+    @property
+    def paths(self) -> list[str]:
+        return self.selection.paths
+
+    @property
+    def samples(self) -> int:
+        return int(self.values.shape[1])
+
+
+@dataclass
+class Metadata:
+    """A type 0 document (buildInfo, getCmdLineOpts, hostInfo, ...) or a type 2 delta."""
+
+    start_ms: int
+    kind: int
+    doc: dict[str, Any]
+
+
+@dataclass
+class FileReport:
+    """What reading one file found: chunks, samples, and the damage it stopped at (if any)."""
+
+    path: str
+    chunks: int = 0
+    samples: int = 0
+    metadata: int = 0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
+    pos = 0
+    size = len(buf)
+    while pos + 5 <= size:
+        (length,) = _I32.unpack_from(buf, pos)
+        if length == 0 and not buf[pos:].strip(b"\x00"):
+            report.notes.append(f"zero padding from byte {pos}")
+            return
+        if length < 5 or pos + length > size:
+            report.error = f"truncated or damaged document at byte {pos}"
+            return
+        if buf[pos + length - 1] != 0:
+            report.error = f"damaged document at byte {pos}"
+            return
+        yield pos, buf[pos : pos + length]
+        pos += length
+    if pos < size and buf[pos:].strip(b"\x00"):
+        report.error = f"truncated document at byte {pos}"
+
+
+def read_file(
+    path: Path, report: FileReport | None = None, wanted: Callable[[str], bool] | None = None
+) -> Iterator[Chunk | Metadata]:
+    """Chunks and metadata of one FTDC file, in order. Damage ends the file (``report.error``)."""
+    import bson
+    from bson.codec_options import CodecOptions, DatetimeConversion
+
+    report = report or FileReport(str(path))
+    try:
+        buf = path.read_bytes()
+    except OSError as exc:
+        raise FtdcError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+    if len(buf) >= 5 and _I32.unpack_from(buf, 0)[0] > len(buf) * 4 + 64:
+        raise FtdcError(
+            f"{path} is not an FTDC file (byte 0 is not a BSON document)",
+            "give a diagnostic.data directory or one of its metrics.* files",
+        )
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
+    first = True
+    cache: dict[str, Any] = {}  # the last reference document's shape, reused while it fits
+    for offset, raw in _bson_docs(buf, report):
+        try:
+            doc = bson.decode(raw, codec_options=options)
+        except Exception:  # noqa: BLE001 - any decode failure is damage at this offset
+            report.error = f"undecodable BSON document at byte {offset}"
+            return
+        kind = doc.get("type")
+        if first and (kind not in (0, 1, 2) or "_id" not in doc):
+            raise FtdcError(
+                f"{path} is not a MongoDB FTDC file (byte 0 has no _id/type)",
+                "ckptdiag reads mongod's diagnostic.data/metrics.* files",
+            )
+        first = False
+        start = doc.get("_id")
+        start_ms = int(start) if start is not None else 0
+        if kind == 1:
+            data = doc.get("data")
+            if not isinstance(data, bytes):
+                report.error = f"metric chunk without data at byte {offset}"
+                return
+            try:
+                selection, values = decode_chunk(bytes(data), wanted, cache)
+            except (ValueError, zlib.error, struct.error, IndexError) as exc:
+                report.error = f"bad metric chunk at byte {offset}: {exc}"
+                return
+            report.chunks += 1
+            report.samples += values.shape[1]
+            yield Chunk(start_ms, offset, selection, values)
+        elif kind in (0, 2):
+            report.metadata += 1
+            yield Metadata(start_ms, int(kind), dict(doc.get("doc") or {}))
+    if first and report.error is None and not report.notes:
+        raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
+
+
+def metric_files(path: Path) -> list[Path]:
+    """The metrics files of a diagnostic.data directory in time order (interim last), or [path]."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.name.startswith("metrics.") and p.is_file())
+        archives = [p for p in files if p.name != "metrics.interim"]
+        interim = [p for p in files if p.name == "metrics.interim"]
+        if not files:
+            raise FtdcError(f"{path} has no metrics.* files", "give mongod's <dbPath>/diagnostic.data directory")
+        return archives + interim
+    if not path.exists():
+        raise FtdcError(f"{path} does not exist", "check the path")
+    return [path]
+
+
+def _read_selected(
+    paths: Iterable[Path], reports: list[FileReport], wanted: Callable[[str], bool]
+) -> Iterator[Chunk | Metadata]:
+    for top in paths:
+        files = metric_files(top)
+        for file in files:
+            report = FileReport(str(file))
+            reports.append(report)
+            try:
+                yield from read_file(file, report, wanted)
+            except FtdcError as exc:
+                if not top.is_dir():
+                    raise
+                report.error = exc.message  # in a directory one bad file does not stop the rest
