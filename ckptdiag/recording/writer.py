@@ -1,0 +1,197 @@
+"""Writing recordings: the header, one line a sample, flushed so a reader sees it at once."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ckptdiag import __version__, catalogue
+from ckptdiag.errors import OutputError
+from ckptdiag.sources.diskstats import DiskCounters
+
+if TYPE_CHECKING:
+    pass
+
+FORMAT = "ckptdiag-recording"
+FORMAT_VERSION = 1
+FLUSH_EVERY_S = 2.0  # a crash loses at most this much
+
+
+def utc_iso(epoch_s: float) -> str:
+    """ISO 8601 UTC with milliseconds, e.g. ``2026-11-22T14:03:05.250Z``."""
+    stamp = dt.datetime.fromtimestamp(epoch_s, tz=dt.timezone.utc)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+
+
+def _epoch_ms(value: Any) -> int | None:
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:  # pymongo decodes BSON dates as naive UTC
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return int(value.timestamp() * 1000)
+    return None
+
+
+def _histograms(doc: Mapping[str, Any]) -> dict[str, list[list[int]]]:
+    out: dict[str, list[list[int]]] = {}
+    latencies = doc.get("opLatencies")
+    if not isinstance(latencies, Mapping):
+        return out
+    for kind in ("reads", "writes", "commands"):
+        buckets = (latencies.get(kind) or {}).get("histogram")
+        if isinstance(buckets, list) and buckets:
+            out[kind] = [
+                [int(b["micros"]), int(b["count"])]
+                for b in buckets
+                if isinstance(b, Mapping) and "micros" in b and "count" in b
+            ]
+    return out
+
+
+def build_sample(
+    doc: Mapping[str, Any],
+    *,
+    seq: int,
+    wall: float,
+    mono: float,
+    rtt_ms: float,
+    skipped: int = 0,
+    disks: Mapping[str, tuple[DiskCounters, int]] | None = None,
+) -> dict[str, Any]:
+    """One recording line from a serverStatus reply and the disk counters read beside it."""
+    sample: dict[str, Any] = {
+        "type": "sample",
+        "seq": seq,
+        "t": round(wall, 3),
+        "mono": round(mono, 4),
+        "rtt_ms": round(rtt_ms, 2),
+        "m": catalogue.extract(doc),
+    }
+    server_ms = _epoch_ms(doc.get("localTime"))
+    if server_ms is not None:
+        sample["server_ms"] = server_ms
+    if skipped:
+        sample["skipped"] = skipped
+    if "wiredTiger" not in doc or not doc.get("wiredTiger"):
+        # mongod omits the section under checkpoint contention (SERVER-58026 audit): evidence, keep it
+        sample["wt_missing"] = True
+    hist = _histograms(doc)
+    if hist:
+        sample["hist"] = hist
+    if disks:
+        sample["disk"] = {name: counters.as_list(n) for name, (counters, n) in disks.items()}
+    return sample
+
+
+class RecordingWriter:
+    """Appends header, samples and events to a new file (never overwrites) and/or a stream."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        stream: IO[str] | None = None,
+        *,
+        flush_every_s: float = FLUSH_EVERY_S,
+        overwrite: bool = False,
+    ) -> None:
+        self.path = path
+        self.stream = stream
+        self.flush_every_s = flush_every_s
+        self.lines = 0
+        self.samples = 0
+        self._last_flush: float | None = None
+        self._raw: IO[bytes] | None = None
+        self._gz: gzip.GzipFile | None = None
+        if path is not None:
+            try:
+                self._raw = open(path, "wb" if overwrite else "xb")  # noqa: SIM115 - closed in close()
+            except FileExistsError:
+                raise OutputError(
+                    f"{path} already exists; ckptdiag never overwrites a recording",
+                    "choose another -o name, or pass --overwrite",
+                ) from None
+            except OSError as exc:
+                raise OutputError(
+                    f"cannot write {path}: {exc.strerror}", "check the directory exists and is writable"
+                ) from None
+            if path.name.endswith(".gz"):
+                self._gz = gzip.GzipFile(filename=path.name[:-3], mode="wb", fileobj=self._raw, mtime=0)
+
+    def discard(self) -> None:
+        """Remove a file that never received a header (nothing was recorded in it)."""
+        if self.path is not None and self.lines == 0:
+            self.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+    def write(self, obj: Mapping[str, Any], now: float) -> None:
+        """Write one line; flush when ``flush_every_s`` has passed since the last flush."""
+        line = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default) + "\n"
+        if self._gz is not None:
+            self._gz.write(line.encode())
+        elif self._raw is not None:
+            self._raw.write(line.encode())
+        if self.stream is not None:
+            try:
+                self.stream.write(line)
+                self.stream.flush()  # pipes get every sample at once
+            except BrokenPipeError:
+                self.stream = None  # the reader went away (| head): keep recording to the file
+        self.lines += 1
+        if obj.get("type") == "sample":
+            self.samples += 1
+        if self._last_flush is None or now - self._last_flush >= self.flush_every_s:
+            self.flush()
+            self._last_flush = now
+
+    def flush(self) -> None:
+        """Push everything written so far to the OS, readable by another process."""
+        if self._gz is not None:
+            self._gz.flush(zlib.Z_SYNC_FLUSH)
+        if self._raw is not None:
+            self._raw.flush()
+
+    def close(self) -> None:
+        """Finish the gzip member and close the file (idempotent)."""
+        if self._gz is not None:
+            self._gz.close()
+            self._gz = None
+        if self._raw is not None:
+            self._raw.close()
+            self._raw = None
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return utc_iso(value.replace(tzinfo=value.tzinfo or dt.timezone.utc).timestamp())
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)  # ObjectId, Timestamp, Decimal128 in header documents
+
+
+def header(
+    *,
+    source: Mapping[str, Any],
+    server: Mapping[str, Any],
+    options: Mapping[str, Any],
+    disks: Mapping[str, Any],
+    created: float,
+) -> dict[str, Any]:
+    """The first line of a recording."""
+    return {
+        "type": "header",
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tool": {"name": "ckptdiag", "version": __version__},
+        "created": utc_iso(created),
+        "source": dict(source),
+        "server": dict(server),
+        "options": dict(options),
+        "disks": dict(disks),
+    }
