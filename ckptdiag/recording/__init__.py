@@ -12,9 +12,8 @@ The package: :mod:`.writer`, :mod:`.reader`, and :mod:`.columns` (samples as a f
 
 from __future__ import annotations
 
-from ckptdiag.recording import reader as _reader
 from ckptdiag.recording.columns import _leaves, join_frames, samples_frame
-from ckptdiag.recording.reader import Recording, is_recording, read_recording
+from ckptdiag.recording.reader import Recording, _jsonl, is_recording, read_recording
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION, RecordingWriter, build_sample, header, utc_iso
 
 __all__ = [
