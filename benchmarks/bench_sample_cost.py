@@ -26,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _server import DEFAULT_DOC, report, start, stop
 
 from ckptdiag.recording import RecordingWriter, build_sample
+from ckptdiag.sources.connection import ConnectOptions
 from ckptdiag.sources.diskstats import read_diskstats
-from ckptdiag.sources.mongo import ConnectOptions, MongoSource
+from ckptdiag.sources.mongo import MongoSource
 
 
 def main() -> None:

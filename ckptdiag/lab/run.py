@@ -29,9 +29,10 @@ from ckptdiag.lab.engine import LabConfig
 from ckptdiag.lab.scenarios import Scenario
 from ckptdiag.lab.truth import TruthSummary, summarize
 from ckptdiag.recorder import RecordResult, record_into
+from ckptdiag.sources.connection import ConnectOptions
 from ckptdiag.sources.devices import plan_disks
 from ckptdiag.sources.diskstats import read_diskstats
-from ckptdiag.sources.mongo import ConnectOptions, MongoSource
+from ckptdiag.sources.mongo import MongoSource
 
 StopSignals = Callable[[Callable[[str], None]], Any]
 _SERVING = re.compile(r"serving on (mongodb://127\.0\.0\.1:\d+)")

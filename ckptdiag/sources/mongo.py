@@ -8,7 +8,6 @@ into a recorded gap and a reconnect.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,9 +26,9 @@ from pymongo.errors import (
 
 from ckptdiag import catalogue
 from ckptdiag.errors import ConnectError, UsageError
-from ckptdiag.redact import redact_doc, redact_uri
+from ckptdiag.redact import redact_doc
+from ckptdiag.sources.connection import ConnectOptions
 
-DEFAULT_URI = "mongodb://localhost:27017"
 UNAUTHORIZED = 13
 AUTH_FAILED = 18
 
@@ -93,62 +92,6 @@ _EXCLUDED_SECTIONS = (
 
 
 @dataclass(frozen=True, slots=True)
-class ConnectOptions:
-    """How to reach the server: a URI plus the mongostat-style options that amend it."""
-
-    uri: str = DEFAULT_URI
-    host: str | None = None
-    port: int | None = None
-    username: str | None = None
-    password: str | None = None
-    auth_db: str | None = None
-    auth_mechanism: str | None = None
-    tls: bool | None = None
-    tls_ca_file: str | None = None
-    tls_cert_key_file: str | None = None
-    tls_allow_invalid: bool = False
-    timeout_s: float = 5.0
-
-    def client_uri(self) -> str:
-        """The URI with --host/--port replacing only its host list (as mongostat does): credentials,
-        authSource, TLS and every other option stay as they were."""
-        if not (self.host or self.port):
-            return self.uri
-        return replace_hosts(self.uri, self.host, self.port)
-
-    def client_kwargs(self) -> dict[str, Any]:
-        """Keyword options for MongoClient; credentials travel here, never in the logged URI."""
-        kw: dict[str, Any] = {
-            "serverSelectionTimeoutMS": int(self.timeout_s * 1000),
-            "connectTimeoutMS": int(self.timeout_s * 1000),
-            "socketTimeoutMS": int(max(self.timeout_s, 10) * 1000),
-            "appname": "ckptdiag",
-            "retryReads": False,  # a retried serverStatus would hide the very gap we record
-        }
-        if self.username is not None:
-            kw["username"] = self.username
-        if self.password is not None:
-            kw["password"] = self.password
-        if self.auth_db:
-            kw["authSource"] = self.auth_db
-        if self.auth_mechanism:
-            kw["authMechanism"] = self.auth_mechanism
-        if self.tls is not None:
-            kw["tls"] = self.tls
-        if self.tls_ca_file:
-            kw["tlsCAFile"] = self.tls_ca_file
-        if self.tls_cert_key_file:
-            kw["tlsCertificateKeyFile"] = self.tls_cert_key_file
-        if self.tls_allow_invalid:
-            kw["tlsAllowInvalidCertificates"] = True
-        return kw
-
-    def display(self) -> str:
-        """The target as it may be printed or recorded: no password, no secret option."""
-        return redact_uri(self.client_uri())
-
-
-@dataclass(frozen=True, slots=True)
 class ServerInfo:
     """Who the server is and how it is configured, read once per connection."""
 
@@ -187,47 +130,6 @@ class ServerInfo:
 
 class SourceLost(Exception):
     """The connection dropped or timed out while sampling; the sampler records a gap."""
-
-
-_URI = re.compile(r"^(mongodb(?:\+srv)?)://([^/?#]*@)?([^/?#]*)(/[^?#]*)?(\?[^#]*)?$")
-
-
-def _split_host(host: str) -> tuple[str, str | None]:
-    """``host[:port]`` (``[v6]:port`` too) -> (host, port or None).
-
-    >>> _split_host("db1:27018"), _split_host("[::1]:27017"), _split_host("db1")
-    (('db1', '27018'), ('[::1]', '27017'), ('db1', None))
-    """
-    if host.startswith("["):
-        end = host.find("]")
-        rest = host[end + 1 :]
-        return host[: end + 1], rest[1:] if rest.startswith(":") else None
-    name, colon, port = host.partition(":")
-    return (name, port) if colon else (host, None)
-
-
-def replace_hosts(uri: str, host: str | None, port: int | None) -> str:
-    """``uri`` with its host list replaced by ``host`` (``h[:p]``, ``h1,h2`` or mongostat's
-    ``set/h1,h2``, which adds replicaSet) and/or every host's port set to ``port``.
-
-    >>> replace_hosts("mongodb://u:p%40ss@db1:27017/admin?authSource=admin&tls=true", None, 27018)
-    'mongodb://u:p%40ss@db1:27018/admin?authSource=admin&tls=true'
-    >>> replace_hosts("mongodb://u:p@db1/?authSource=admin", "rs0/db2:1,db3", None)
-    'mongodb://u:p@db2:1,db3/?authSource=admin&replicaSet=rs0'
-    """
-    match = _URI.match(uri)
-    if not match:
-        raise UsageError("invalid MongoDB URI (it is not shown: it may hold a password)", "see mongodb://host:port/")
-    scheme, userinfo, hosts, path, query = match.groups()
-    if scheme == "mongodb+srv" and not host:
-        raise UsageError("--port cannot be used with a mongodb+srv:// URI", "give --host too, or a mongodb:// URI")
-    if host and "/" in host:  # mongostat's replica-set form: set/host1,host2
-        name, host = host.split("/", 1)
-        query = (query or "?") + ("&" if query and query != "?" else "") + f"replicaSet={name}"
-    listed = (host or hosts).split(",")
-    if port is not None:
-        listed = [f"{_split_host(h)[0]}:{port}" for h in listed]
-    return f"mongodb://{userinfo or ''}{','.join(listed)}{path or ('/' if query else '')}{query or ''}"
 
 
 def serverstatus_command(histograms: bool = True) -> SON[str, Any]:
@@ -314,31 +216,9 @@ class MongoSource:
     def connect(self) -> ServerInfo:
         """Open the connection, check the server is a WiredTiger mongod, and read its identity."""
         self.close()
-        client = self._new_client()
-        self._client = client
+        self._client = self._new_client()
         try:
-            hello = client.admin.command("ismaster")
-            if hello.get("msg") == "isdbgrid":
-                raise ConnectError(
-                    f"{self.options.display()} is a mongos; checkpoints happen on each mongod",
-                    "point --uri at a shard member (mongod) directly",
-                )
-            status = client.admin.command("serverStatus")
-            build = client.admin.command("buildInfo")
-            cmdline = client.admin.command("getCmdLineOpts")
-            host_info = self._optional("hostInfo")
-            if self.kind == "diagnostic":
-                client.admin.command("getDiagnosticData")  # fail now, with the privilege hint, not later
-            parameters = self._optional(
-                SON(
-                    [
-                        ("getParameter", 1),
-                        ("syncdelay", 1),
-                        ("journalCommitInterval", 1),
-                        ("wiredTigerEngineRuntimeConfig", 1),
-                    ]
-                )
-            )
+            replies = self._identity()
         except OperationFailure as exc:
             raise _operation_error(exc, self.options.display()) from None
         except ServerSelectionTimeoutError as exc:
@@ -351,39 +231,23 @@ class MongoSource:
                 "check that mongod is running and reachable",
                 retryable=True,
             ) from None
+        address = ",".join(f"{h}:{p}" for h, p in self._client.topology_description.server_descriptions())
+        return _server_info(replies, address, self.options.display())
 
-        engine = (status.get("storageEngine") or {}).get("name")
-        if status.get("process", "").startswith("mongos"):
-            raise ConnectError(
-                f"{self.options.display()} is a mongos; checkpoints happen on each mongod",
-                "point --uri at a shard member (mongod) directly",
-            )
-        if engine and engine != "wiredTiger":
-            raise ConnectError(
-                f"{self.options.display()} runs the {engine} storage engine, not WiredTiger",
-                "ckptdiag analyses WiredTiger checkpoints; MMAPv1 and in-memory servers have none",
-            )
-        parsed = cmdline.get("parsed", {})
-        storage = parsed.get("storage", {}) if isinstance(parsed, dict) else {}
-        dbpath = storage.get("dbPath")
-        address = ",".join(f"{h}:{p}" for h, p in client.topology_description.server_descriptions())
-        return ServerInfo(
-            version=str(build.get("version") or status.get("version", "")),
-            host=str(status.get("host", "")),
-            process=str(status.get("process", "mongod")),
-            pid=int(status["pid"]) if isinstance(status.get("pid"), int) else None,
-            storage_engine=engine,
-            dbpath=str(dbpath or "/data/db"),
-            dbpath_inferred=dbpath is None,
-            cmdline=redact_doc({k: v for k, v in cmdline.items() if k != "ok"}),
-            build=_subset(
-                build, ("version", "gitVersion", "allocator", "bits", "modules", "storageEngines", "openssl")
-            ),
-            host_info=redact_doc(_host_subset(host_info)),
-            parameters={k: v for k, v in parameters.items() if k != "ok"},
-            address=address,
-            is_local=_is_local_address(address),
-        )
+    def _identity(self) -> _Identity:
+        """The replies that say who the server is (raises what pymongo raises)."""
+        assert self._client is not None
+        admin = self._client.admin
+        if admin.command("ismaster").get("msg") == "isdbgrid":
+            raise _mongos(self.options.display())
+        status = dict(admin.command("serverStatus"))
+        build = dict(admin.command("buildInfo"))
+        cmdline = dict(admin.command("getCmdLineOpts"))
+        host_info = self._optional("hostInfo")
+        if self.kind == "diagnostic":
+            admin.command("getDiagnosticData")  # fail now, with the privilege hint, not later
+        parameters = self._optional(SON([("getParameter", 1), *((name, 1) for name in PARAMETERS)]))
+        return _Identity(status, build, cmdline, host_info, parameters)
 
     def _optional(self, command: Any) -> dict[str, Any]:
         assert self._client is not None
@@ -423,6 +287,60 @@ class MongoSource:
             raise SourceLost(_clean(exc)) from None
         except PyMongoError as exc:
             raise SourceLost(_clean(exc)) from None
+
+
+# the server parameters the settings in force are read from (engine_config.py)
+PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")
+
+
+def _mongos(target: str) -> ConnectError:
+    return ConnectError(
+        f"{target} is a mongos; checkpoints happen on each mongod", "point --uri at a shard member (mongod) directly"
+    )
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """The replies read once a connection: serverStatus, buildInfo, getCmdLineOpts, hostInfo and
+    getParameter (the last two empty where not allowed)."""
+
+    status: dict[str, Any]
+    build: dict[str, Any]
+    cmdline: dict[str, Any]
+    host_info: dict[str, Any]
+    parameters: dict[str, Any]
+
+
+def _server_info(replies: _Identity, address: str, target: str) -> ServerInfo:
+    """The identity in the replies of :meth:`MongoSource._identity`; a mongos or a server without
+    WiredTiger is refused with a hint."""
+    status, build, cmdline = replies.status, replies.build, replies.cmdline
+    engine = (status.get("storageEngine") or {}).get("name")
+    if str(status.get("process", "")).startswith("mongos"):
+        raise _mongos(target)
+    if engine and engine != "wiredTiger":
+        raise ConnectError(
+            f"{target} runs the {engine} storage engine, not WiredTiger",
+            "ckptdiag analyses WiredTiger checkpoints; MMAPv1 and in-memory servers have none",
+        )
+    parsed = cmdline.get("parsed", {})
+    storage = parsed.get("storage", {}) if isinstance(parsed, dict) else {}
+    dbpath = storage.get("dbPath")
+    return ServerInfo(
+        version=str(build.get("version") or status.get("version", "")),
+        host=str(status.get("host", "")),
+        process=str(status.get("process", "mongod")),
+        pid=int(status["pid"]) if isinstance(status.get("pid"), int) else None,
+        storage_engine=engine,
+        dbpath=str(dbpath or "/data/db"),
+        dbpath_inferred=dbpath is None,
+        cmdline=redact_doc({k: v for k, v in cmdline.items() if k != "ok"}),
+        build=_subset(build, ("version", "gitVersion", "allocator", "bits", "modules", "storageEngines", "openssl")),
+        host_info=redact_doc(_host_subset(replies.host_info)),
+        parameters={k: v for k, v in replies.parameters.items() if k != "ok"},
+        address=address,
+        is_local=_is_local_address(address),
+    )
 
 
 def _host_subset(host_info: Mapping[str, Any]) -> dict[str, Any]:

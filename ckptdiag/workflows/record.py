@@ -15,7 +15,7 @@ from ckptdiag.workflows.report import diagnose_window, exit_status, write_report
 
 if TYPE_CHECKING:
     from ckptdiag.recorder import RecordResult, Source
-    from ckptdiag.sources.mongo import ConnectOptions
+    from ckptdiag.sources.connection import ConnectOptions
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
     """ConnectOptions from the CLI's connection options (URI: flag, then $MONGODB_URI, then default)."""
     # the server-facing modules (pymongo: ~0.15 s) are imported by the commands that talk to one,
     # not by `report`, which a cron job runs on files
-    from ckptdiag.sources.mongo import DEFAULT_URI, ConnectOptions
+    from ckptdiag.sources.connection import DEFAULT_URI, ConnectOptions
 
     return ConnectOptions(
         uri=conn.get("uri") or DEFAULT_URI,
