@@ -55,6 +55,32 @@ class RecordResult:
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class _Loop:
+    """The sampling loop's own state between ticks."""
+
+    info: ServerInfo
+    pid: int | None
+    seq: int = 0
+    pending_skip: int = 0
+    connected: bool = True
+    lost_at: float | None = None
+    last_uptime: float | None = None
+    covered: bool = False
+
+    def restarted(self, doc: Mapping[str, Any]) -> bool:
+        """Whether this reply comes from a restarted server (uptime went back, or another pid)."""
+        uptime, doc_pid = doc.get("uptimeMillis"), doc.get("pid")
+        restarted = (
+            isinstance(uptime, (int, float)) and self.last_uptime is not None and uptime < self.last_uptime
+        ) or (isinstance(doc_pid, int) and self.pid is not None and doc_pid != self.pid)
+        if restarted and isinstance(doc_pid, int):
+            self.pid = doc_pid
+        if isinstance(uptime, (int, float)):
+            self.last_uptime = float(uptime)
+        return bool(restarted)
+
+
 class Sampler:
     """Samples ``source`` every ``interval`` seconds into ``writer`` until the duration or a stop."""
 
@@ -103,16 +129,10 @@ class Sampler:
     def run(self, info: ServerInfo) -> RecordResult:
         """Sample until the duration is over or :meth:`request_stop` is called."""
         result = RecordResult()
+        state = _Loop(info=info, pid=info.pid)
         start = self.clock.monotonic()
         end = math.inf if self.duration is None else start + self.duration + 1e-9
         tick = 0
-        seq = 0
-        pending_skip = 0
-        connected = True
-        lost_at: float | None = None
-        last_uptime: float | None = None
-        pid = info.pid
-        covered = False
         try:
             while True:
                 deadline = start + tick * self.interval
@@ -123,63 +143,12 @@ class Sampler:
                     result.stopped_by = self._stop
                     break
                 mono, wall = self.clock.monotonic(), self.clock.wall()
-                if not connected:
-                    try:
-                        new_info = self.source.connect()
-                    except ConnectError as exc:
-                        if not exc.retryable:
-                            raise
-                        new_info = None
-                    if new_info is not None:
-                        connected = True
-                        down = mono - (lost_at or mono)
-                        result.down_s += down
-                        self._event("reconnected", result, down_s=round(down, 3), next_seq=seq)
-                        if new_info.pid != pid or new_info.version != info.version:
-                            pid = new_info.pid
-                            info = new_info
-                            self._event("server", result, server=new_info.to_json(), next_seq=seq)
-                if connected:
-                    disks = self.read_disks() if self.read_disks is not None else None
-                    try:
-                        doc = self.source.sample()
-                        if DISKS_KEY in doc:  # getDiagnosticData: the server host's own disks
-                            disks = doc.pop(DISKS_KEY) or disks
-                    except SourceLost as exc:
-                        connected = False
-                        lost_at = mono
-                        result.gaps += 1
-                        self._event("gap", result, reason=str(exc), next_seq=seq)
-                    else:
-                        rtt_ms = (self.clock.monotonic() - mono) * 1000
-                        uptime = doc.get("uptimeMillis")
-                        doc_pid = doc.get("pid")
-                        restarted = (
-                            isinstance(uptime, (int, float)) and last_uptime is not None and uptime < last_uptime
-                        ) or (isinstance(doc_pid, int) and pid is not None and doc_pid != pid)
-                        if restarted:
-                            result.restarts += 1
-                            pid = doc_pid if isinstance(doc_pid, int) else pid
-                            self._event("restart", result, next_seq=seq)
-                        if isinstance(uptime, (int, float)):
-                            last_uptime = float(uptime)
-                        sample = build_sample(
-                            doc, seq=seq, wall=wall, mono=mono, rtt_ms=rtt_ms, skipped=pending_skip, disks=disks
-                        )
-                        if sample.get("wt_missing"):
-                            result.wt_missing += 1
-                        self.writer.write(sample, mono)
-                        if not covered and not sample.get("wt_missing"):
-                            covered = True
-                            self._coverage_event(doc, info, result)
-                        result.samples += 1
-                        result.skipped_ticks += pending_skip
-                        seq += 1
-                        pending_skip = 0
-                        if self.on_sample is not None:
-                            self.on_sample(sample)
+                if not state.connected:
+                    self._reconnect(state, result, mono)
+                if state.connected:
+                    self._take(state, result, mono, wall)
                 tick, skipped = self._next_tick(start, tick)
-                pending_skip += skipped
+                state.pending_skip += skipped
         finally:
             self._event(
                 "end",
@@ -192,6 +161,56 @@ class Sampler:
             )
             self.writer.flush()
         return result
+
+    def _reconnect(self, state: _Loop, result: RecordResult, mono: float) -> None:
+        """Try the server again after a gap; a new process (pid or version) is recorded as such."""
+        try:
+            new_info = self.source.connect()
+        except ConnectError as exc:
+            if not exc.retryable:
+                raise
+            return
+        state.connected = True
+        down = mono - (state.lost_at or mono)
+        result.down_s += down
+        self._event("reconnected", result, down_s=round(down, 3), next_seq=state.seq)
+        if new_info.pid != state.pid or new_info.version != state.info.version:
+            state.pid = new_info.pid
+            state.info = new_info
+            self._event("server", result, server=new_info.to_json(), next_seq=state.seq)
+
+    def _take(self, state: _Loop, result: RecordResult, mono: float, wall: float) -> None:
+        """One sample, written; a lost link is recorded as a gap instead."""
+        disks = self.read_disks() if self.read_disks is not None else None
+        try:
+            doc = self.source.sample()
+        except SourceLost as exc:
+            state.connected = False
+            state.lost_at = mono
+            result.gaps += 1
+            self._event("gap", result, reason=str(exc), next_seq=state.seq)
+            return
+        if DISKS_KEY in doc:  # getDiagnosticData: the server host's own disks
+            disks = doc.pop(DISKS_KEY) or disks
+        rtt_ms = (self.clock.monotonic() - mono) * 1000
+        if state.restarted(doc):
+            result.restarts += 1
+            self._event("restart", result, next_seq=state.seq)
+        sample = build_sample(
+            doc, seq=state.seq, wall=wall, mono=mono, rtt_ms=rtt_ms, skipped=state.pending_skip, disks=disks
+        )
+        if sample.get("wt_missing"):
+            result.wt_missing += 1
+        self.writer.write(sample, mono)
+        if not state.covered and not sample.get("wt_missing"):
+            state.covered = True
+            self._coverage_event(doc, state.info, result)
+        result.samples += 1
+        result.skipped_ticks += state.pending_skip
+        state.seq += 1
+        state.pending_skip = 0
+        if self.on_sample is not None:
+            self.on_sample(sample)
 
     def _coverage_event(self, doc: Mapping[str, Any], info: ServerInfo, result: RecordResult) -> None:
         # Once per recording: which path each metric came from, and what this version lacks.

@@ -63,6 +63,24 @@ def _target_pct(dx: Diagnosis, cache: float, rate: float | None) -> tuple[float,
     return target_pct, why
 
 
+def _dirty_effect(
+    dx: Diagnosis, why: list[str], cache: float, target_value: float, rate: float | None
+) -> tuple[tuple[str, ...], dict[str, float], str]:
+    """The evidence of a lower dirty target and its predicted effect -> (evidence, figures, text)."""
+    peak = median(episode_figures(finished(dx), lambda m: m.dirty_pct_peak))
+    evidence = [*why]
+    if peak is not None:
+        evidence.append(f"dirty cache peaks at {peak:.0f} % ({mb(peak / 100 * cache)}) in the checkpoints that hurt")
+    bytes_after = target_value / 100 * cache
+    predicted: dict[str, float] = {"dirty_bytes_at_target": bytes_after}
+    now_bytes = dx.settings.eviction.dirty_target.number / 100 * cache
+    text = f"at most ~{mb(bytes_after)} of dirty data waits for a checkpoint (now {mb(now_bytes)})"
+    if rate:
+        predicted["checkpoint_s_upper_bound"] = bytes_after / rate
+        text += f", ~{bytes_after / rate:.1f} s at this disk's {rate / 2**20:.0f} MB/s"
+    return tuple(evidence), predicted, text
+
+
 def dirty_rule(dx: Diagnosis) -> Recommendation | None:
     """Dirty target/trigger: lower them where checkpoints that hurt find too much dirty data."""
     ev = dx.settings.eviction
@@ -80,17 +98,7 @@ def dirty_rule(dx: Diagnosis) -> Recommendation | None:
     trigger_text, trigger_value = pct_or_bytes(trigger_pct, cache)
     if target_value >= ev.dirty_target.number and trigger_value >= ev.dirty_trigger.number:
         return None
-    peak = median(episode_figures(finished(dx), lambda m: m.dirty_pct_peak))
-    evidence = [*why]
-    if peak is not None:
-        evidence.append(f"dirty cache peaks at {peak:.0f} % ({mb(peak / 100 * cache)}) in the checkpoints that hurt")
-    bytes_after = target_value / 100 * cache
-    predicted: dict[str, float] = {"dirty_bytes_at_target": bytes_after}
-    now_bytes = ev.dirty_target.number / 100 * cache
-    text = f"at most ~{mb(bytes_after)} of dirty data waits for a checkpoint (now {mb(now_bytes)})"
-    if rate:
-        predicted["checkpoint_s_upper_bound"] = bytes_after / rate
-        text += f", ~{bytes_after / rate:.1f} s at this disk's {rate / 2**20:.0f} MB/s"
+    evidence, predicted, text = _dirty_effect(dx, why, cache, target_value, rate)
     raised = ev.dirty_target.number > DEFAULT_DIRTY_TARGET
     return Recommendation(
         id="eviction-dirty",
@@ -100,7 +108,7 @@ def dirty_rule(dx: Diagnosis) -> Recommendation | None:
         current={"eviction_dirty_target": ev.dirty_target.number, "eviction_dirty_trigger": ev.dirty_trigger.number},
         current_source=ev.dirty_target.source,
         recommended={"eviction_dirty_target": target_text, "eviction_dirty_trigger": trigger_text},
-        evidence=tuple(evidence),
+        evidence=evidence,
         predicted=predicted,
         predicted_text=text,
         tradeoffs=(

@@ -111,51 +111,17 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     dt = np.concatenate(([np.nan], np.diff(t)))
     dt_ok = np.where(dt > 0, dt, np.nan)
     out: dict[str, np.ndarray] = {"t": t, "dt": dt}
-    nan = np.full(len(frame), np.nan)
-
-    def counter(column: str) -> np.ndarray:
-        return _delta(frame, column, seam) if column in frame else nan
-
-    def gauge(column: str) -> np.ndarray:
-        return frame[column].to_numpy(dtype="float64", na_value=np.nan) if column in frame else nan
-
+    columns = _Reader(frame, seam)
     ops = _sum_deltas(frame, OPS, seam)
     writes = _sum_deltas(frame, WRITES, seam)
-    out["ops_s"] = nan if ops is None else ops / dt_ok
-    out["writes_s"] = nan if writes is None else writes / dt_ok
-    out["write_lat_ms"] = _ratio(counter("lat.writes.latency_us"), counter("lat.writes.ops")) / 1000
-    out["read_lat_ms"] = _ratio(counter("lat.reads.latency_us"), counter("lat.reads.ops")) / 1000
+    out["ops_s"] = columns.nan if ops is None else ops / dt_ok
+    out["writes_s"] = columns.nan if writes is None else writes / dt_ok
+    out["write_lat_ms"] = _ratio(columns.counter("lat.writes.latency_us"), columns.counter("lat.writes.ops")) / 1000
+    out["read_lat_ms"] = _ratio(columns.counter("lat.reads.latency_us"), columns.counter("lat.reads.ops")) / 1000
     for kind, name in (("writes", "write_p99_ms"), ("reads", "read_p99_ms")):
         p99 = histogram_p99_ms(frame, kind, seam)
-        out[name] = nan if p99 is None else p99
-    cap = gauge("cache.max_bytes")
-    cap = np.where(cap > 0, cap, np.nan)
-    out["dirty_pct"] = 100 * gauge("cache.dirty_bytes") / cap
-    out["used_pct"] = 100 * gauge("cache.bytes") / cap
-    out["updates_pct"] = 100 * gauge("cache.updates_bytes") / cap
-    out["cache_max_bytes"] = cap
-    # checkpoints: the count (or generation) moves when one *starts*; total time moves when one ends
-    starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
-    out["ckpt_starts"] = counter(starts)
-    if "ckpt.running" in frame:
-        out["ckpt_running"] = (gauge("ckpt.running") != 0).astype("float64")
-        out["ckpt_running"][np.isnan(gauge("ckpt.running"))] = np.nan
-    elif "ckpt.progress_state" in frame:
-        state = gauge("ckpt.progress_state")
-        out["ckpt_running"] = np.where(np.isnan(state), np.nan, (state != 0).astype("float64"))
-    else:
-        out["ckpt_running"] = nan
-    out["ckpt_total_ms"] = counter("ckpt.total_ms")
-    out["ckpt_recent_ms"] = gauge("ckpt.recent_ms")
-    out["ckpt_bytes"] = counter("ckpt.bytes_written")
-    out["app_evict"] = counter("cache.app_evicted_pages")
-    out["app_wait_ms"] = counter("cache.app_wait_time_us") / 1000
-    out["eviction_state"] = gauge("cache.eviction_state")
-    out["wtickets_avail"] = gauge("tickets.write.available")
-    out["wtickets_total"] = gauge("tickets.write.total")
-    out["queue_writers"] = gauge("queue.writers")
-    out["rtt_ms"] = gauge("rtt_ms")  # how long serverStatus took to answer (recordings)
-    out["skipped"] = gauge("skipped")  # ticks the sampler skipped because a reply was late
+        out[name] = columns.nan if p99 is None else p99
+    out.update(_cache_and_checkpoints(columns))
     out["wt_missing"] = (
         frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")
         if "wt_missing" in frame
@@ -165,6 +131,58 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         out.update(disk_figures(frame, dev, dt, seam))
     derived: pd.DataFrame = pd.DataFrame(out, index=frame.index)
     return derived
+
+
+class _Reader:
+    """A frame's columns as float64 arrays: counters as increases per interval (NaN across a seam
+    or where the counter went back), gauges as they are; NaN where the frame lacks the column."""
+
+    def __init__(self, frame: pd.DataFrame, seam: np.ndarray) -> None:
+        self.frame, self.seam = frame, seam
+        self.nan = np.full(len(frame), np.nan)
+
+    def counter(self, column: str) -> np.ndarray:
+        return _delta(self.frame, column, self.seam) if column in self.frame else self.nan
+
+    def gauge(self, column: str) -> np.ndarray:
+        if column not in self.frame:
+            return self.nan
+        values: np.ndarray = self.frame[column].to_numpy(dtype="float64", na_value=np.nan)
+        return values
+
+    def has(self, column: str) -> bool:
+        return column in self.frame
+
+
+def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
+    """Cache shares, the checkpoint counters, eviction, tickets and the sampler's own figures."""
+    cap = c.gauge("cache.max_bytes")
+    cap = np.where(cap > 0, cap, np.nan)
+    out = {
+        "dirty_pct": 100 * c.gauge("cache.dirty_bytes") / cap,
+        "used_pct": 100 * c.gauge("cache.bytes") / cap,
+        "updates_pct": 100 * c.gauge("cache.updates_bytes") / cap,
+        "cache_max_bytes": cap,
+        # checkpoints: the count (or generation) moves when one *starts*; total time when one ends
+        "ckpt_starts": c.counter("ckpt.count" if c.has("ckpt.count") else "ckpt.generation"),
+        "ckpt_running": c.nan,
+        "ckpt_total_ms": c.counter("ckpt.total_ms"),
+        "ckpt_recent_ms": c.gauge("ckpt.recent_ms"),
+        "ckpt_bytes": c.counter("ckpt.bytes_written"),
+        "app_evict": c.counter("cache.app_evicted_pages"),
+        "app_wait_ms": c.counter("cache.app_wait_time_us") / 1000,
+        "eviction_state": c.gauge("cache.eviction_state"),
+        "wtickets_avail": c.gauge("tickets.write.available"),
+        "wtickets_total": c.gauge("tickets.write.total"),
+        "queue_writers": c.gauge("queue.writers"),
+        "rtt_ms": c.gauge("rtt_ms"),  # how long serverStatus took to answer (recordings)
+        "skipped": c.gauge("skipped"),  # ticks the sampler skipped because a reply was late
+    }
+    flag = "ckpt.running" if c.has("ckpt.running") else "ckpt.progress_state" if c.has("ckpt.progress_state") else None
+    if flag is not None:  # the running flag (up to 7.0) or the progress state (7.1+)
+        state = c.gauge(flag)
+        out["ckpt_running"] = np.where(np.isnan(state), np.nan, (state != 0).astype("float64"))
+    return out
 
 
 def disk_figures(frame: pd.DataFrame, dev: str, dt: np.ndarray, seam: np.ndarray) -> dict[str, np.ndarray]:

@@ -153,10 +153,40 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"p50": num(float(np.median(values))), "max": num(max(values))}
 
 
+def _checkpoints_json(dx: Diagnosis) -> dict[str, Any]:
+    return {
+        "count": len(dx.episodes),
+        "stalls": dx.stalls,
+        "period_s": num(dx.checkpoint_period_s, 1),
+        "period_cv": num(dx.checkpoint_period_cv),
+        "duration_s": _stats([e.duration_s for e in dx.episodes if e.duration_s is not None]),
+        "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
+        "disk": dx.disk,
+        "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
+    }
+
+
+def _eviction_json(dx: Diagnosis) -> dict[str, Any]:
+    ev = dx.eviction
+    return {
+        "settings": _settings_json(dx.settings),
+        "dirty_pct_p50": num(ev.dirty_pct_p50),
+        "dirty_pct_max": num(ev.dirty_pct_max),
+        "used_pct_max": num(ev.used_pct_max),
+        "seconds_over_dirty_target": num(ev.seconds_over_dirty_target),
+        "seconds_over_dirty_trigger": num(ev.seconds_over_dirty_trigger),
+        "seconds_over_eviction_trigger": num(ev.seconds_over_eviction_trigger),
+        "seconds_over_updates_trigger": num(ev.seconds_over_updates_trigger),
+        "app_evicted_pages": num(ev.app_evicted_pages),
+        "app_wait_s": num(ev.app_wait_s),
+        "state_samples": dict(ev.state_samples),
+    }
+
+
 def to_document(r: Report) -> dict[str, Any]:
     """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN)."""
     dx, advice = r.dx, r.advice
-    b, ev = dx.baseline, dx.eviction
+    b = dx.baseline
     facts = dx.facts
     return {
         "schema_version": SCHEMA_VERSION,
@@ -198,29 +228,8 @@ def to_document(r: Report) -> dict[str, Any]:
             "disk_util_pct": num(b.disk_util_pct, 1),
         },
         "throughput": {"ops_s_mean": num(dx.ops_s_mean, 1), "writes_s_mean": num(dx.writes_s_mean, 1)},
-        "checkpoints": {
-            "count": len(dx.episodes),
-            "stalls": dx.stalls,
-            "period_s": num(dx.checkpoint_period_s, 1),
-            "period_cv": num(dx.checkpoint_period_cv),
-            "duration_s": _stats([e.duration_s for e in dx.episodes if e.duration_s is not None]),
-            "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
-            "disk": dx.disk,
-            "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
-        },
-        "eviction": {
-            "settings": _settings_json(dx.settings),
-            "dirty_pct_p50": num(ev.dirty_pct_p50),
-            "dirty_pct_max": num(ev.dirty_pct_max),
-            "used_pct_max": num(ev.used_pct_max),
-            "seconds_over_dirty_target": num(ev.seconds_over_dirty_target),
-            "seconds_over_dirty_trigger": num(ev.seconds_over_dirty_trigger),
-            "seconds_over_eviction_trigger": num(ev.seconds_over_eviction_trigger),
-            "seconds_over_updates_trigger": num(ev.seconds_over_updates_trigger),
-            "app_evicted_pages": num(ev.app_evicted_pages),
-            "app_wait_s": num(ev.app_wait_s),
-            "state_samples": dict(ev.state_samples),
-        },
+        "checkpoints": _checkpoints_json(dx),
+        "eviction": _eviction_json(dx),
         "other_stalls": {
             "count": len(dx.other_stalls),
             "listed": [_other_stall_json(o) for o in dx.other_stalls[:OTHER_STALLS_LISTED]],
