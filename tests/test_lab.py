@@ -16,8 +16,9 @@ pytest.importorskip("wiredtiger")
 
 from ckptdiag import catalogue
 from ckptdiag.errors import CkptdiagError
-from ckptdiag.lab import engine as lab_engine
-from ckptdiag.lab.engine import LabConfig, LabEngine
+from ckptdiag.lab import config as lab_config_module
+from ckptdiag.lab.config import LabConfig
+from ckptdiag.lab.engine import LabEngine
 from ckptdiag.lab.run import LabProcess, serve_command
 from ckptdiag.lab.scenarios import get_scenario
 from ckptdiag.recording import read_recording
@@ -96,7 +97,7 @@ def test_runtime_reconfigure_changes_the_engine(tmp_path: Path) -> None:
 
 
 def test_not_enough_disk_space_fails_before_starting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lab_engine, "free_bytes", lambda path: 10 * 2**20)
+    monkeypatch.setattr(lab_config_module, "free_bytes", lambda path: 10 * 2**20)
     with pytest.raises(CkptdiagError, match="not enough disk space"):
         LabEngine(SMALL, tmp_path).start(60)
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,7 @@ import pytest
 
 from ckptdiag.errors import CkptdiagError
 from ckptdiag.lab import slowdisk
-from ckptdiag.lab.engine import LabConfig
+from ckptdiag.lab.config import LabConfig
 from ckptdiag.workflows.lab import ServeRequest, lab_disk
 
 needs_slow_disk = pytest.mark.skipif(

@@ -25,7 +25,7 @@ from typing import Any
 from ckptdiag import recording
 from ckptdiag.clock import SystemClock
 from ckptdiag.errors import CkptdiagError
-from ckptdiag.lab.engine import LabConfig
+from ckptdiag.lab.config import LabConfig
 from ckptdiag.lab.scenarios import Scenario
 from ckptdiag.lab.truth import TruthSummary, summarize
 from ckptdiag.recorder import RecordResult, record_into

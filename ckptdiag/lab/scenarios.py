@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ckptdiag.errors import UsageError
-from ckptdiag.lab.engine import LabConfig
+from ckptdiag.lab.config import LabConfig
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ import datetime as dt
 import os
 from typing import Any
 
-from ckptdiag.lab.engine import LAB_VERSION, LabEngine
+from ckptdiag.lab.config import LAB_VERSION
+from ckptdiag.lab.engine import LabEngine
 from ckptdiag.lab.wire import CommandServer, diskstats_to_system_metrics, filter_sections, wants_histograms
 from ckptdiag.sources.devices import map_local_path
 from ckptdiag.sources.diskstats import read_diskstats

@@ -15,7 +15,7 @@ from ckptdiag.workflows.report import diagnose_window, write_report
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from ckptdiag.lab.engine import LabConfig
+    from ckptdiag.lab.config import LabConfig
     from ckptdiag.lab.run import LabRun
     from ckptdiag.lab.scenarios import Scenario
     from ckptdiag.recorder import RecordResult
@@ -74,7 +74,7 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
 
     from rich.console import Console
 
-    from ckptdiag.lab.engine import import_wiredtiger
+    from ckptdiag.lab.config import import_wiredtiger
     from ckptdiag.report.lab import render_lab_run
 
     import_wiredtiger()  # fail first, with the install command, if the binding is missing
@@ -177,7 +177,8 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
     """Serve a running lab over the wire protocol until stopped (or the duration ends)."""
     import threading
 
-    from ckptdiag.lab.engine import LabEngine, import_wiredtiger
+    from ckptdiag.lab.config import import_wiredtiger
+    from ckptdiag.lab.engine import LabEngine
     from ckptdiag.lab.serve import lab_server
 
     import_wiredtiger()
@@ -214,7 +215,7 @@ def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned
     be made (not root, no loop devices); one asked for on the command line is an error."""
     import tempfile
 
-    from ckptdiag.lab.engine import check_space, estimated_bytes, free_bytes
+    from ckptdiag.lab.config import check_space, estimated_bytes, free_bytes
     from ckptdiag.lab.slowdisk import slow_disk, unavailable
 
     if not config.disk_mb_s:

@@ -16,6 +16,8 @@ from ckptdiag.workflows.report import diagnose_window, exit_status, write_report
 if TYPE_CHECKING:
     from ckptdiag.recorder import RecordResult, Source
     from ckptdiag.sources.connection import ConnectOptions
+    from ckptdiag.sources.devices import DiskPlan
+    from ckptdiag.sources.mongo import ServerInfo
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,6 @@ def run_record(
     """Record a server into a file and/or stdout; the file is complete however the run ends."""
     from ckptdiag.clock import SystemClock
     from ckptdiag.recorder import record_into
-    from ckptdiag.sources.devices import DiskPlan, plan_disks
-    from ckptdiag.sources.diskstats import read_diskstats
     from ckptdiag.sources.mongo import MongoSource
 
     options = connect_options(request.conn)
@@ -78,17 +78,7 @@ def run_record(
         writer.discard()
         raise
     try:
-        if src.kind == "diagnostic":
-            plan = DiskPlan(
-                (),
-                True,
-                notes=(
-                    "disks from getDiagnosticData (the server host's own /proc/diskstats); FTDC lists physical "
-                    "disks only, so LVM, md and partitions appear as the disks beneath them",
-                ),
-            )
-        else:
-            plan = plan_disks(info.dbpath, info.is_local, request.devices, set(read_diskstats()))
+        plan = _disk_plan(src.kind, info, request.devices)
         for note in plan.notes:
             warn(f"note: {note}")
         target = str(request.output) if request.output else "stdout"
@@ -126,6 +116,23 @@ def run_record(
         f" {result.wt_missing} without wiredTiger); stopped: {result.stopped_by}"
     )
     return result
+
+
+def _disk_plan(kind: str, info: ServerInfo, devices: tuple[str, ...]) -> DiskPlan:
+    """Which disks to read: the server host's own (getDiagnosticData), else those under dbPath."""
+    from ckptdiag.sources.devices import DiskPlan, plan_disks
+    from ckptdiag.sources.diskstats import read_diskstats
+
+    if kind == "diagnostic":
+        return DiskPlan(
+            (),
+            True,
+            notes=(
+                "disks from getDiagnosticData (the server host's own /proc/diskstats); FTDC lists physical "
+                "disks only, so LVM, md and partitions appear as the disks beneath them",
+            ),
+        )
+    return plan_disks(info.dbpath, info.is_local, devices, set(read_diskstats()))
 
 
 def _event_printer(warn: Warn) -> Callable[[dict[str, Any]], None]:
