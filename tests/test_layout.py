@@ -1,0 +1,49 @@
+"""The layout stays readable: a module holds one concept, a function one job (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+
+from conftest import REPO
+
+MODULE_LINES = 450
+FUNCTION_LINES = 60
+DATA_TABLES = {"ckptdiag/catalogue.py"}  # the metric catalogue: one entry per metric and version
+
+
+def _modules() -> list[tuple[str, str]]:
+    return [(str(p.relative_to(REPO)), p.read_text()) for p in sorted((REPO / "ckptdiag").rglob("*.py"))]
+
+
+def test_no_module_is_longer_than_one_concept_needs() -> None:
+    long = [f"{name}: {text.count(chr(10))}" for name, text in _modules() if name not in DATA_TABLES]
+    assert [x for x in long if int(x.rsplit(": ", 1)[1]) > MODULE_LINES] == []
+
+
+def test_no_function_is_longer_than_one_job_needs() -> None:
+    long = [
+        f"{name}:{node.lineno} {node.name} ({(node.end_lineno or node.lineno) - node.lineno + 1} lines)"
+        for name, text in _modules()
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (node.end_lineno or node.lineno) - node.lineno + 1 > FUNCTION_LINES
+    ]
+    assert long == []
+
+
+def test_the_pipeline_never_imports_back_up() -> None:
+    """sources -> recording -> analysis -> advice -> report: no module imports a later stage."""
+    order = ["sources", "recording", "analysis", "advice", "report"]
+    found = []
+    for name, text in _modules():
+        parts = name.split("/")
+        stage = next((s for s in order if len(parts) > 2 and parts[1] == s), None)
+        if stage is None:
+            continue
+        later = order[order.index(stage) + 1 :]
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                target = node.module.split(".")
+                if len(target) > 1 and target[0] == "ckptdiag" and target[1] in later:
+                    found.append(f"{name} imports {node.module}")
+    assert found == []
