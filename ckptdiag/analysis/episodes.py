@@ -17,6 +17,7 @@ disk stand in: runs of seconds far above its usual write rate.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,18 +30,6 @@ from ckptdiag.analysis.results import Episode
 BURST_MEDIAN_FACTOR = 2.0
 BURST_MADS = 6.0
 BURST_MIN_MB_S = 1.0
-
-
-def _place(a0: float, a1: float, b0: float, b1: float, d: float | None) -> tuple[float, float]:
-    """Start and end of a checkpoint begun in (a0, a1] and ended in (b0, b1], lasting d."""
-    if d is None:
-        start = (a0 + a1) / 2 if np.isfinite(a0) else a1
-        return start, max(start, (b0 + b1) / 2 if np.isfinite(b0) else b1)
-    lo, hi = max(a0, b0 - d), min(a1, b1 - d)
-    if not np.isfinite(lo):
-        lo = hi
-    start = (lo + hi) / 2 if lo <= hi else float(np.clip(b1 - d, a0 if np.isfinite(a0) else a1, a1))
-    return start, start + d
 
 
 def find_episodes(d: pd.DataFrame) -> list[Episode]:
@@ -60,13 +49,11 @@ class _Counters:
     float64: a float32 duration added to epoch seconds would round the time to +-64 s)."""
 
     t: np.ndarray
-    prev_t: np.ndarray  # the sample before each (-inf for the first)
-    starts: np.ndarray  # checkpoints begun in each interval (0 where unknown)
+    starts: np.ndarray  # checkpoints begun in each interval; NaN across a restart and on the first row
     running: np.ndarray  # 1/0 flag or progress state, NaN where not recorded
     total_ms: np.ndarray  # ms of checkpoints finished in each interval
     recent_ms: np.ndarray  # the server's "most recent time" at each sample
     written: np.ndarray  # bytes written by checkpoints in each interval
-    valid: np.ndarray  # an interval with a start count (not across a gap or restart)
 
     @classmethod
     def of(cls, d: pd.DataFrame) -> _Counters:
@@ -75,17 +62,13 @@ class _Counters:
         def col(name: str) -> np.ndarray:
             return d[name].to_numpy(dtype="float64")
 
-        t = col("t")
-        raw_starts = col("ckpt_starts")
         return cls(
-            t=t,
-            prev_t=np.concatenate(([-np.inf], t[:-1])),
-            starts=np.nan_to_num(raw_starts, nan=0.0),
+            t=col("t"),
+            starts=col("ckpt_starts"),
             running=col("ckpt_running"),
             total_ms=col("ckpt_total_ms"),
             recent_ms=col("ckpt_recent_ms"),
             written=col("ckpt_bytes"),
-            valid=~np.isnan(col("dt")) & ~np.isnan(raw_starts),
         )
 
     @property
@@ -93,113 +76,153 @@ class _Counters:
         """Is the running flag (or progress state) recorded at all?"""
         return not bool(np.isnan(self.running).all())
 
-    def events(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rows where a checkpoint begins: the start counter moved, or the flag went up with no
-        start to explain it (it began before the window or inside a gap) -> (rows, orphan mask)."""
-        up = self.running == 1
-        first_up = up & ~np.concatenate(([False], up[:-1]))
-        orphan = first_up & ((self.starts == 0) | ~self.valid)
-        return np.flatnonzero((self.starts > 0) | orphan), orphan
+    def still_running(self, k: int, begun: int, pending: int) -> int:
+        """How many of the ``pending`` checkpoints still run at sample ``k`` (0 or 1: WiredTiger
+        runs one at a time), ``begun`` of them begun in the interval before it.
 
-    def end_row(self, i: int, nxt: int) -> int | None:
-        """The sample at which the checkpoint begun at row ``i`` is seen finished, or None if it
-        still runs when the window ends.
-
-        The first sample (from i on) at which the flag is down or, after i, total time moved,
-        whichever comes first (the server records the time before it clears its progress state:
-        the lab's 8.0 engine showed the state still set in the sample whose total had moved);
-        never past the next start ``nxt``. Total time moving at i itself may be an earlier
-        checkpoint's end, so it counts only there with the flag down.
+        Total time moves only when one ends, so when it moved one at least ended, whatever the
+        flag says: the server records the time before it clears the flag or progress state (real
+        FTDC shows a 108 ms checkpoint begun and ended between two samples with the flag still up
+        at the second; the lab's 8.0 engine the same for its progress state). Otherwise the flag
+        says; without one, a checkpoint runs on only until total time moves in the next interval
+        with nothing begun there.
         """
-        n = self.t.size
-        moved = np.flatnonzero(np.nan_to_num(self.total_ms[i:nxt], nan=0.0) > 0)
-        if not self.has_flag:
-            return i + int(moved[0]) if moved.size else (i if nxt < n or i < n - 1 else None)
-        down = np.flatnonzero(self.running[i:nxt] == 0)
-        ends = [i + int(down[0])] if down.size else []
-        ends += [i + int(m) for m in moved[moved > 0][:1]]
-        if ends:
-            return min(ends)
-        return nxt if nxt < n else None
+        moved = bool(self.total_ms[k] > 0)
+        flag = self.running[k]
+        if np.isfinite(flag):
+            running = int(flag == 1)
+        elif self.has_flag:  # this sample lacks it (no wiredTiger section): unchanged unless time moved
+            running = 1
+        else:
+            nxt = k + 1
+            running = int(nxt < self.t.size and bool(self.total_ms[nxt] > 0) and not bool(self.starts[nxt] > 0))
+        if moved:
+            running = 0 if begun == 0 else running
+            return max(min(running, pending - 1), 0)
+        return min(running, pending)
 
-    def duration(self, k: int) -> tuple[float | None, float]:
-        """The server's own duration of the checkpoint seen ending at row ``k`` -> (seconds or
-        None, ms of all checkpoints that ended in that interval, NaN if unknown)."""
-        finished_ms = float(self.total_ms[k])
+    def durations(self, k: int, ended: int) -> Sequence[tuple[float | None, bool]]:
+        """The durations of the ``ended`` checkpoints seen ending in the interval before sample
+        ``k``, in order, each with whether the server's counters pin it exactly.
+
+        Their durations add up to the interval's rise of total time; the last one's is the
+        server's "most recent time"; the others share the rest (exact when there is one other).
+        """
+        total = float(self.total_ms[k])
+        if not np.isfinite(total):
+            return [(None, False)] * ended
+        if ended == 1:
+            return [(total / 1000, True)]
         recent = float(self.recent_ms[k])
-        if np.isfinite(finished_ms) and finished_ms > 0 and np.isfinite(recent):
-            return recent / 1000, finished_ms
-        if np.isfinite(finished_ms):
-            return finished_ms / 1000, finished_ms  # 0: under a millisecond (or nothing to write)
-        return None, finished_ms
+        last = recent if np.isfinite(recent) and 0 <= recent <= total else total / ended
+        share = (total - last) / (ended - 1)
+        return [(share / 1000, ended == 2)] * (ended - 1) + [(last / 1000, np.isfinite(recent))]
+
+
+@dataclass
+class _Begun:
+    """A checkpoint seen beginning (in the interval before sample ``row``), not yet seen ending."""
+
+    row: int
+    truncated: bool  # already running at the first sample of the window or of a segment
 
 
 def _from_counters(c: _Counters) -> list[Episode]:
-    """Episodes from the server's checkpoint counters.
+    """Episodes from the server's checkpoint counters: the counters are the truth for what
+    happened, the samples only place it in time.
 
-    Contract: one episode per checkpoint start the counter records (several in one interval are
-    several episodes), plus one per run of the running flag that no start explains (marked
-    ``truncated``: it began before the window or a gap). A finished episode's duration is the
-    server's "most recent time" where total time moved in the interval it ended in (``exact``);
-    the earlier starts of one interval share the rest of that interval's total time (``shared``).
-    Its start is placed inside the interval it began in, consistent with its end's interval and
-    its duration (:func:`_place`). An episode still running at the window's end has no end and no
-    duration. ``rows`` are the first and last samples whose interval it touches.
+    Contract: within each restart-free stretch of samples, one episode per checkpoint the start
+    counter records (several in one interval are several episodes), whatever the spacing of the
+    samples, plus one ``truncated`` episode for a checkpoint already running at the stretch's first
+    sample. WiredTiger runs one checkpoint at a time, so they end in the order they began; the
+    interval each ends in follows from the running flag and total time
+    (:meth:`_Counters.still_running`), and the durations of those that end in one interval add up
+    to its rise of total time (:meth:`_Counters.durations`). Each episode's start is placed in the
+    overlap of the interval it began in and (end interval - duration), with that overlap kept as
+    its ``start_earliest``/``start_latest``. A checkpoint still running when the window ends (or
+    when the server restarted) has no end and no duration. ``rows`` are the first and last
+    samples whose interval it touches.
     """
-    events, orphan = c.events()
     n = c.t.size
     episodes: list[Episode] = []
-    for pos, event in enumerate(events):
-        i = int(event)
-        nxt = int(events[pos + 1]) if pos + 1 < events.size else n
-        truncated = bool(orphan[i] and c.starts[i] == 0)
-        k = c.end_row(i, nxt)
-        if k is None:
-            episodes.append(_still_running(c, i, truncated))
-        else:
-            episodes.extend(_finished(c, i, k, truncated))
+    pending: deque[_Begun] = deque()
+    for k in range(n):
+        if not np.isfinite(c.starts[k]):  # the first sample, or after a restart
+            episodes.extend(_unfinished(c, pending, k - 1))
+            pending.clear()
+            if c.running[k] == 1:
+                pending.append(_Begun(k, truncated=True))
+            continue
+        begun = int(c.starts[k])
+        pending.extend(_Begun(k, truncated=False) for _ in range(begun))
+        ended = len(pending) - c.still_running(k, begun, len(pending))
+        durations = c.durations(k, ended) if ended else []
+        for duration, exact in durations:
+            episodes.append(_finished(c, pending.popleft(), k, duration, exact, shared=ended > 1))
+    episodes.extend(_unfinished(c, pending, n - 1))
     return episodes
 
 
-def _still_running(c: _Counters, i: int, truncated: bool) -> Episode:
-    """A checkpoint begun at row ``i`` that has not finished when the window ends."""
-    t_i, a0 = float(c.t[i]), float(c.prev_t[i])
-    start = t_i if truncated or not np.isfinite(a0) else (a0 + t_i) / 2
-    last = c.t.size - 1
-    return Episode(start, None, None, _bytes(c.written, i, last), "counters", truncated=truncated, rows=(i, last))
+def _window(c: _Counters, b: _Begun, k: int, d: float | None) -> tuple[float, float]:
+    """Earliest and latest start of a checkpoint begun in (t[i-1], t[i]] that ended in
+    (t[k-1], t[k]] after ``d`` seconds (unknown: the interval it began in)."""
+    t_i = float(c.t[b.row])
+    a0 = t_i if b.truncated or b.row == 0 else float(c.t[b.row - 1])
+    if b.truncated:
+        return (t_i - d, t_i - d) if d is not None and k == b.row else (min(a0, t_i), t_i)
+    if d is None:
+        return a0, t_i
+    b0, b1 = float(c.t[k - 1]), float(c.t[k])
+    lo, hi = max(a0, b0 - d), min(t_i, b1 - d)
+    if lo > hi:  # the figures disagree by a rounding: keep the start inside its own interval
+        lo = hi = float(np.clip(b1 - d, a0, t_i))
+    return lo, hi
 
 
-def _finished(c: _Counters, i: int, k: int, truncated: bool) -> list[Episode]:
-    """The checkpoints begun at row ``i`` and seen finished at row ``k``: the earlier starts of the
-    interval (when the counter moved by more than one) and the one whose end was seen."""
-    count = max(int(c.starts[i]), 1)
-    duration, finished_ms = c.duration(k)
-    t_i = float(c.t[i])
-    a0, a1 = (t_i, t_i) if truncated else (float(c.prev_t[i]), t_i)
-    out: list[Episode] = []
-    if count > 1:
-        # more than one start in one interval: the earlier ones were short; share the time
-        share = None
-        if np.isfinite(finished_ms) and duration is not None:
-            share = max(finished_ms / 1000 - duration, 0.0) / (count - 1)
-        s, e = _place(a0, a1, a0, a1, share)
-        shared = Episode(s, e, None if share is None else e - s, None, "counters", shared=True, rows=(i, i))
-        out.extend([shared] * (count - 1))
-    start, end = _place(a0, a1, float(c.prev_t[k]), float(c.t[k]), duration)
-    if truncated:
-        start = min(start, t_i)
-    out.append(
-        Episode(
-            start,
-            end,
-            end - start,
-            _bytes(c.written, i, k),
-            "counters" if c.starts[i] > 0 else "running-flag",
-            exact_duration=duration is not None and not truncated,
-            truncated=truncated,
-            rows=(i, k),
-        )
+def _finished(c: _Counters, b: _Begun, k: int, d: float | None, exact: bool, shared: bool) -> Episode:
+    """The checkpoint ``b``, seen ending in the interval before sample ``k``, lasting ``d`` s."""
+    lo, hi = _window(c, b, k, d)
+    start = (lo + hi) / 2
+    if d is None:
+        end = (float(c.t[k - 1]) + float(c.t[k])) / 2 if k > 0 else float(c.t[k])
+        end = max(end, start)
+    else:
+        end = start + d
+    return Episode(
+        start,
+        end,
+        d if d is not None else end - start,  # the server's figure, not a difference of epoch times
+        None if shared else _bytes(c.written, b.row, k),
+        "counters" if not b.truncated else "running-flag",
+        exact_duration=exact and d is not None and not b.truncated,
+        truncated=b.truncated,
+        shared=shared,
+        rows=(b.row, k),
+        start_earliest=lo,
+        start_latest=hi,
     )
+
+
+def _unfinished(c: _Counters, pending: deque[_Begun], last: int) -> list[Episode]:
+    """Checkpoints still running at sample ``last`` (the window's end, or the sample before a restart)."""
+    out = []
+    for b in pending:
+        t_i = float(c.t[b.row])
+        a0 = t_i if b.truncated or b.row == 0 else float(c.t[b.row - 1])
+        start = t_i if b.truncated else (a0 + t_i) / 2
+        out.append(
+            Episode(
+                start,
+                None,
+                None,
+                _bytes(c.written, b.row, last),
+                "counters",
+                truncated=b.truncated,
+                rows=(b.row, max(last, b.row)),
+                start_earliest=a0,
+                start_latest=t_i,
+            )
+        )
     return out
 
 

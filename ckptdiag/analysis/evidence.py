@@ -35,6 +35,7 @@ def evidence(
         notes.append(
             f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
         )
+    notes += _uneven_sampling(d["dt"].to_numpy(dtype="float64"))
     notes += _slow_replies(d["rtt_ms"].to_numpy(dtype="float64"), episodes)
     skipped = float(np.nansum(d["skipped"].to_numpy()))
     if skipped:
@@ -50,6 +51,24 @@ def evidence(
             f"{first.duration_s:.0f} s" + (f" ({'; '.join(first.seen)})" if first.seen else "")
         )
     return notes
+
+
+UNEVEN_SAMPLING = 3.0  # the 90th percentile of the spacing over its 10th
+
+
+def _uneven_sampling(dt: np.ndarray) -> list[str]:
+    """A note when the spacing of the samples varies (the period changed, or the collector fell behind)."""
+    spacing = dt[np.isfinite(dt) & (dt > 0)]
+    if spacing.size < 10:
+        return []
+    low, high = (float(x) for x in np.percentile(spacing, [10, 90]))
+    if high <= UNEVEN_SAMPLING * low:
+        return []
+    return [
+        f"samples every {low:g} to {high:g} s (the collection period changed or the collector fell behind): "
+        "every checkpoint is counted from the server's counters; between coarse samples it is placed within "
+        "its interval and its cost is averaged over it"
+    ]
 
 
 def _slow_replies(rtt: np.ndarray, episodes: Sequence[Episode]) -> list[str]:

@@ -58,6 +58,9 @@ class Episode:
     shared: bool = False  # one of several that began in one interval: they share its total time
     rows: tuple[int, int] = (0, 0)  # first and last sample whose interval it touches
     impact: Impact = NO_IMPACT
+    # where its start can lie, by the samples around it and its duration (None: not known)
+    start_earliest: float | None = None
+    start_latest: float | None = None
 
     @property
     def stall(self) -> bool:

@@ -21,13 +21,50 @@ WRITES = ("ops.insert", "ops.update", "ops.delete")
 DISK_FIGURES = ("wmb_s", "w_s", "util_pct", "w_await_ms", "aqu_sz")
 
 
-def _seam(frame: pd.DataFrame) -> np.ndarray:
-    """Rows whose interval crosses a gap or a restart (and the first row): no rate there."""
-    seam = frame["segment"].diff().fillna(1).ne(0).to_numpy() if "segment" in frame else np.zeros(len(frame), bool)
-    if "gap_before" in frame:
-        seam = seam | frame["gap_before"].fillna(False).astype(bool).to_numpy()
+def _restarts(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose interval crosses a restart (and the first row): no counter is read across one."""
+    seam = np.zeros(len(frame), dtype=bool)
+    if "segment" in frame:
+        seam |= frame["segment"].diff().fillna(1).ne(0).to_numpy(dtype=bool)
     seam[:1] = True
     return seam
+
+
+def _seam(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose interval crosses a gap or a restart (and the first row): no rate there."""
+    seam = _restarts(frame)
+    if "gap_before" in frame:
+        seam |= frame["gap_before"].fillna(False).astype(bool).to_numpy(dtype=bool)
+    return seam
+
+
+RESET_FRACTION = 0.5  # an event counter that falls below half its highest value was reset
+
+
+def event_counter(frame: pd.DataFrame, column: str, restarts: np.ndarray) -> np.ndarray:
+    """How much a counter of events (checkpoints begun, their total time, their bytes) rose in each
+    interval, read across gaps and changes of sampling period: the server's counter is the truth
+    for what happened, whatever the spacing. A sample that lacks the counter (a reply without the
+    wiredTiger section) adds nothing and the next one carries the rise. A counter that goes back
+    a little is held at its highest value (real FTDC interleaves samples whose counters differ by
+    one); one that falls below ``RESET_FRACTION`` of it was reset, and, like a restart and the first
+    row, gives NaN."""
+    if column not in frame:
+        return np.full(len(frame), np.nan)
+    values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+    seam = restarts.copy()
+    high = pd.Series(values).groupby(np.cumsum(seam)).cummax().to_numpy(dtype="float64")
+    prev_high = np.concatenate(([np.nan], high[:-1]))
+    with np.errstate(invalid="ignore"):
+        seam |= values < RESET_FRACTION * prev_high
+    # the highest value so far within each stretch between seams (a missing one is carried)
+    held = pd.Series(values).groupby(np.cumsum(seam)).cummax().to_numpy(dtype="float64")
+    held = pd.Series(held).groupby(np.cumsum(seam)).ffill().to_numpy(dtype="float64")
+    delta: np.ndarray = np.empty_like(held)
+    delta[0] = np.nan
+    np.subtract(held[1:], held[:-1], out=delta[1:])
+    delta[seam] = np.nan
+    return delta
 
 
 def _delta(frame: pd.DataFrame, column: str, seam: np.ndarray, wrap: int | None = None) -> np.ndarray:
@@ -122,6 +159,11 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         p99 = histogram_p99_ms(frame, kind, seam)
         out[name] = columns.nan if p99 is None else p99
     out.update(_cache_and_checkpoints(columns))
+    restarts = _restarts(frame)
+    for name, column in (("ckpt_total_ms", "ckpt.total_ms"), ("ckpt_bytes", "ckpt.bytes_written")):
+        out[name] = event_counter(frame, column, restarts)
+    starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
+    out["ckpt_starts"] = event_counter(frame, starts, restarts)
     out["wt_missing"] = (
         frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")
         if "wt_missing" in frame
@@ -164,11 +206,9 @@ def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
         "updates_pct": 100 * c.gauge("cache.updates_bytes") / cap,
         "cache_max_bytes": cap,
         # checkpoints: the count (or generation) moves when one *starts*; total time when one ends
-        "ckpt_starts": c.counter("ckpt.count" if c.has("ckpt.count") else "ckpt.generation"),
+        # (their counters are read across gaps by event_counter, in derive)
         "ckpt_running": c.nan,
-        "ckpt_total_ms": c.counter("ckpt.total_ms"),
         "ckpt_recent_ms": c.gauge("ckpt.recent_ms"),
-        "ckpt_bytes": c.counter("ckpt.bytes_written"),
         "app_evict": c.counter("cache.app_evicted_pages"),
         "app_wait_ms": c.counter("cache.app_wait_time_us") / 1000,
         "eviction_state": c.gauge("cache.eviction_state"),

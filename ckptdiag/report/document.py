@@ -77,6 +77,7 @@ def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
         "duration_s": num(e.duration_s),
         "exact_duration": e.exact_duration,
         "shared_interval": e.shared,
+        "start_window": {"earliest": iso(e.start_earliest), "latest": iso(e.start_latest)},
         "bytes_written": num(e.bytes_written, 0),
         "evidence": e.evidence,
         "truncated": e.truncated,

@@ -263,9 +263,16 @@ def _ordered(frame: Any) -> Any:
     return frame.iloc[order[last_of_each]].reset_index(drop=True)
 
 
+GAP_S = 60.0  # FTDC's collector samples every second by default: a minute without one is a gap
+GAP_PERIODS = 3.0
+
+
 def mark_continuity(frame: Any) -> Any:
     """Index by UTC time; ``seq``; ``segment`` (+1 at each restart: uptime went back);
-    ``gap_before`` (a sample more than 3 periods after the one before)."""
+    ``gap_before``: a sample more than ``GAP_S`` and ``GAP_PERIODS`` typical periods after the
+    one before (the collector was off). A collector that samples every 0.1 s, every 10 s, or
+    falls behind on a busy server leaves no gap: rates are taken over the real time between
+    samples, whatever it is."""
     import pandas as pd
 
     frame = frame.reset_index(drop=True)
@@ -277,5 +284,5 @@ def mark_continuity(frame: Any) -> Any:
     frame["segment"] = restarts.cumsum().astype(int)
     dt = frame["t"].diff()
     period = float(dt.median()) if len(frame) > 1 else 1.0
-    frame["gap_before"] = dt > max(3 * period, period + 2)
+    frame["gap_before"] = dt > max(GAP_PERIODS * period, GAP_S)
     return frame

@@ -1,0 +1,155 @@
+"""Synthetic FTDC files written by mongod's encoding rules, from a simulated 7.0 server whose
+checkpoints are known exactly: the ground truth the counters-as-truth tests compare against.
+
+A file is BSON documents ``{_id, type, doc|data}``: a type 0 metadata document, then type 1
+chunks whose ``data`` is ``uint32 size`` + zlib(reference document, ``uint32`` metric count,
+``uint32`` delta count, metric-major deltas as varints with zero runs). The encoder is written
+here from the format, independently of ckptdiag's decoder.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import bson
+import numpy as np
+
+
+@dataclass
+class SimServer:
+    """A 7.0 server: checkpoints at known times, throughput that dips while ``stall`` says."""
+
+    checkpoints: Sequence[tuple[float, float]]  # (start, end), seconds from t0
+    ops: float = 1000.0
+    stall_ops: float = 1000.0  # throughput while a stalling checkpoint runs
+    stall_in: Sequence[tuple[float, float]] = ()  # spans of slow throughput (else: every checkpoint)
+    latency_ms: float = 1.0
+    stall_latency_ms: float = 40.0
+    t0: float = 1_700_000_000.0
+    uptime0_ms: int = 5_000_000
+    flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
+    _fine: float = field(default=0.01, repr=False)
+
+    def _stalled(self, t: np.ndarray) -> np.ndarray:
+        spans = self.stall_in if self.stall_in else self.checkpoints
+        out = np.zeros(t.shape, dtype=bool)
+        for s, e in spans:
+            out |= (t >= s) & (t < e)
+        return out
+
+    def documents(self, times: Sequence[float]) -> list[dict[str, Any]]:
+        """serverStatus documents (inside FTDC's sample document) at ``times`` (s from t0)."""
+        horizon = max(times) + 1.0
+        fine = np.arange(0.0, horizon, self._fine)
+        stalled = self._stalled(fine)
+        ops_rate = np.where(stalled, self.stall_ops, self.ops)
+        lat_rate = ops_rate * np.where(stalled, self.stall_latency_ms, self.latency_ms) * 1000
+        ops_cum = np.concatenate(([0.0], np.cumsum(ops_rate) * self._fine))
+        lat_cum = np.concatenate(([0.0], np.cumsum(lat_rate) * self._fine))
+        docs = []
+        for t in times:
+            i = min(round(t / self._fine), ops_cum.size - 1)
+            begun = [c for c in self.checkpoints if c[0] <= t]
+            done = [c for c in self.checkpoints if c[1] <= t]
+            running = any(s <= t < e + self.flag_lag_s for s, e in self.checkpoints)
+            total_ms = sum(round((e - s) * 1000) for s, e in done)
+            recent_ms = round((done[-1][1] - done[-1][0]) * 1000) if done else 0
+            inserts = int(ops_cum[i])
+            when = dt.datetime.fromtimestamp(self.t0 + t, dt.timezone.utc)
+            status = {
+                "host": "synthetic:27017",
+                "version": "7.0.0",
+                "pid": 4242,
+                "uptimeMillis": self.uptime0_ms + round(t * 1000),
+                "localTime": when,
+                "opcounters": {"insert": inserts, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0},
+                "opLatencies": {"writes": {"latency": int(lat_cum[i]), "ops": inserts}},
+                "wiredTiger": {
+                    "cache": {
+                        "maximum bytes configured": 1 << 30,
+                        "bytes currently in the cache": 1 << 28,
+                        "tracked dirty bytes in the cache": 1 << 24,
+                    },
+                    "transaction": {
+                        "transaction checkpoints": len(begun),
+                        "transaction checkpoint currently running": int(running),
+                        "transaction checkpoint generation": len(begun),
+                        "transaction checkpoint most recent time (msecs)": recent_ms,
+                        "transaction checkpoint total time (msecs)": total_ms,
+                    },
+                    "block-manager": {"bytes written for checkpoint": len(done) * (64 << 20)},
+                },
+            }
+            docs.append({"start": when, "serverStatus": status, "end": when})
+        return docs
+
+
+def _flatten(doc: Any, out: list[int]) -> None:
+    """Metric values in mongod's extraction order (numbers, bools and dates; strings skipped)."""
+    for value in doc.values():
+        if isinstance(value, dict):
+            _flatten(value, out)
+        elif isinstance(value, bool):
+            out.append(int(value))
+        elif isinstance(value, int):
+            out.append(value)
+        elif isinstance(value, dt.datetime):
+            out.append(int(value.timestamp() * 1000))
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _chunk(docs: Sequence[dict[str, Any]]) -> bytes:
+    ref = bson.encode(docs[0])
+    rows = []
+    for d in docs:
+        values: list[int] = []
+        _flatten(d, values)
+        rows.append(values)
+    matrix = np.array(rows, dtype=np.int64).T  # metric-major
+    deltas = np.diff(matrix, axis=1).ravel().tolist()
+    stream = bytearray()
+    i = 0
+    while i < len(deltas):
+        if deltas[i] != 0:
+            stream += _varint(deltas[i])
+            i += 1
+            continue
+        run = 1
+        while i + run < len(deltas) and deltas[i + run] == 0:
+            run += 1
+        stream += _varint(0) + _varint(run - 1)
+        i += run
+    body = ref + struct.pack("<II", matrix.shape[0], matrix.shape[1] - 1) + bytes(stream)
+    return struct.pack("<I", len(body)) + zlib.compress(body)
+
+
+def write_ftdc(path: Path, server: SimServer, times: Sequence[float], chunk: int = 300) -> None:
+    """An FTDC file of ``server`` sampled at ``times`` (s from its t0), ``chunk`` samples a chunk."""
+    docs = server.documents(times)
+    start = dt.datetime.fromtimestamp(server.t0, dt.timezone.utc)
+    meta = {
+        "buildInfo": {"version": "7.0.0"},
+        "getCmdLineOpts": {"argv": ["mongod"], "parsed": {"storage": {"dbPath": "/data/db"}}},
+        "hostInfo": {"system": {"hostname": "synthetic", "memSizeMB": 16384, "numCores": 8}},
+    }
+    out = bytearray(bson.encode({"_id": start, "type": 0, "doc": meta}))
+    for at in range(0, len(docs), chunk):
+        part = docs[at : at + chunk]
+        out += bson.encode({"_id": part[0]["start"], "type": 1, "data": bson.Binary(_chunk(part))})
+    path.write_bytes(bytes(out))
