@@ -34,6 +34,7 @@ class SimServer:
     t0: float = 1_700_000_000.0
     uptime0_ms: int = 5_000_000
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
+    load_from: float = 0.0  # no operations before this (an idle server before the load began)
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
@@ -48,7 +49,7 @@ class SimServer:
         horizon = max(times) + 1.0
         fine = np.arange(0.0, horizon, self._fine)
         stalled = self._stalled(fine)
-        ops_rate = np.where(stalled, self.stall_ops, self.ops)
+        ops_rate = np.where(fine < self.load_from, 0.0, np.where(stalled, self.stall_ops, self.ops))
         lat_rate = ops_rate * np.where(stalled, self.stall_latency_ms, self.latency_ms) * 1000
         ops_cum = np.concatenate(([0.0], np.cumsum(ops_rate) * self._fine))
         lat_cum = np.concatenate(([0.0], np.cumsum(lat_rate) * self._fine))

@@ -137,8 +137,9 @@ def test_every_few_seconds_and_back_to_back_checkpoints() -> None:
     assert run(Server(period=5.0, duration=1.0)).severity == "critical"  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, reason="back-to-back checkpoints never let the load 'come back' (issue 14)")
 def test_back_to_back_stalling_checkpoints_are_all_stalls() -> None:
+    # the load never "comes back" between them, but the operations that complete still show the
+    # wait: the stall goes on, the client did not go away
     server = Server(period=3.0, duration=2.6, seconds=120)
     dx = run(server)
     assert dx.severity == "critical" and dx.stalls >= 0.9 * len(dx.episodes)  # type: ignore[attr-defined]

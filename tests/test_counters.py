@@ -148,3 +148,18 @@ def test_a_flag_still_up_after_a_short_checkpoint_does_not_move_its_end(tmp_path
     write_ftdc(path, server, [float(t) for t in np.arange(0, 120, 1.0)])
     episodes = diagnose_window((path,), None, None).dx.episodes
     assert [round(e.duration_s or 0, 3) for e in episodes] == [0.108, 2.0]
+
+
+def test_back_to_back_checkpoints_under_load_get_the_load_as_their_baseline(tmp_path: Path) -> None:
+    # idle for a minute, then 1,000 ops/s with checkpoints back to back (6 s every 6 s), each
+    # slowing the first 1.5 s to 15 %: no sample under load lies away from a checkpoint
+    checkpoints = [(60.0 + 6 * i, 66.0 + 6 * i) for i in range(90)]
+    server = SimServer(checkpoints, load_from=60.0, stall_ops=150.0, stall_in=[(s, s + 1.5) for s, _ in checkpoints])
+    path = tmp_path / "metrics.backtoback"
+    write_ftdc(path, server, [float(t) for t in np.arange(0, 600, 1.0)])
+    dx = diagnose_window((path,), None, None).dx
+    assert dx.baseline.estimated and dx.baseline.ops_s == pytest.approx(server.ops, rel=0.10)  # not the idle 0
+    assert any("back to back" in note for note in dx.evidence)
+    loaded = [e for e in dx.episodes if e.start > server.t0 + 62 and e.end is not None]
+    assert loaded and all(e.impact.ops_ratio is not None and e.impact.write_latency_ratio is not None for e in loaded)
+    assert sum(e.stall for e in loaded) >= 0.9 * len(loaded) and dx.severity == "critical"

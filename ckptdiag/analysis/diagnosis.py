@@ -9,16 +9,17 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag import engine_config
+from ckptdiag.analysis.baseline import near_episodes, whole_baseline
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.eviction import eviction_summary
 from ckptdiag.analysis.evidence import evidence
-from ckptdiag.analysis.impact import assess, baseline, near_episodes
+from ckptdiag.analysis.impact import assess
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian
 from ckptdiag.analysis.summary import summary_sentence
-from ckptdiag.analysis.thresholds import BASELINE_CLEAR_AFTER_S, BASELINE_CLEAR_BEFORE_S, IMPACT_GRACE_S
+from ckptdiag.analysis.thresholds import IMPACT_GRACE_S
 from ckptdiag.analysis.timeline import TIMELINE_POINTS, timeline
 from ckptdiag.analysis.verdict import hurts, verdict
 from ckptdiag.facts import ServerFacts
@@ -40,8 +41,7 @@ def diagnose(
     cols = Columns.of(d, disk)
     t = cols.t
     found = find_episodes(d)
-    base_rows = ~near_episodes(t, found, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S) & np.isfinite(cols.dt)
-    whole = baseline(cols, base_rows)
+    base_rows, whole, base_notes = whole_baseline(cols, found)
     episodes = tuple(assess(e, cols, base_rows, whole) for e in found)
     eviction = eviction_summary(
         cols, d["eviction_state"].to_numpy(dtype="float64"), settings.eviction, settings.version
@@ -69,7 +69,7 @@ def diagnose(
         severity=severity,
         summary=summary_sentence(episodes, severity, findings, ckpt_period, disk),
         findings=findings,
-        evidence=(*notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
+        evidence=(*notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
         ops_s_mean=nanmean(cols.ops_s),
         writes_s_mean=nanmean(cols.writes_s),
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),

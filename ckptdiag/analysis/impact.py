@@ -1,18 +1,16 @@
-"""What each checkpoint cost: the baseline it is measured against, and its impact."""
+"""What each checkpoint cost, against the baseline of the load it interrupted."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 
+from ckptdiag.analysis.baseline import local_baseline
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import nanmax, nanmedian, nanmin, ratio
+from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nanmin, ratio
 from ckptdiag.analysis.thresholds import (
-    BASELINE_MIN_SAMPLES,
-    BASELINE_WINDOW_S,
     IMPACT_GRACE_S,
     MIN_BASELINE_OPS,
     RECOVERY_RATIO,
@@ -21,57 +19,16 @@ from ckptdiag.analysis.thresholds import (
     STALL_LATENCY_RATIO,
     STALL_OPS_RATIO,
 )
-
-
-def near_episodes(t: np.ndarray, episodes: Sequence[Episode], before: float, after: float) -> np.ndarray:
-    """Samples whose interval comes within ``before``/``after`` seconds of an episode."""
-    mark = np.zeros(t.size + 1, dtype=np.int64)
-    for e in episodes:
-        end = e.end if e.end is not None else t[-1]
-        lo = int(np.searchsorted(t, e.start - before, side="right"))
-        hi = int(np.searchsorted(t, end + after, side="left"))
-        mark[lo] += 1
-        mark[min(hi + 1, t.size)] -= 1
-    return np.cumsum(mark[:-1]) > 0
-
-
-def baseline(cols: Columns, rows: np.ndarray) -> Baseline:
-    """The median second over ``rows`` (a boolean mask or row numbers)."""
-    return Baseline(
-        samples=int(cols.t[rows].size),
-        ops_s=nanmedian(cols.ops_s[rows]),
-        writes_s=nanmedian(cols.writes_s[rows]),
-        write_lat_ms=nanmedian(cols.write_lat_ms[rows]),
-        write_p99_ms=nanmedian(cols.write_p99_ms[rows]),
-        read_lat_ms=nanmedian(cols.read_lat_ms[rows]),
-        disk_write_mb_s=nanmedian(cols.disk_wmb_s[rows]),
-        disk_util_pct=nanmedian(cols.disk_util_pct[rows]),
-    )
-
-
-def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start: float, end: float) -> Baseline:
-    """The load an episode interrupted: the baseline samples of the ``BASELINE_WINDOW_S`` before it,
-    else of the window around it; a figure those samples do not give is the whole window's."""
-    t = cols.t
-    a = int(np.searchsorted(t, start - BASELINE_WINDOW_S))
-    b = int(np.searchsorted(t, start))
-    if int(base_rows[a:b].sum()) < BASELINE_MIN_SAMPLES:
-        b = int(np.searchsorted(t, end + BASELINE_WINDOW_S))
-    # only the slice is touched: a day has 1,440 episodes and 86,400 samples
-    rows = np.flatnonzero(base_rows[a:b]) + a
-    if rows.size < BASELINE_MIN_SAMPLES:
-        return whole
-    local = baseline(cols, rows)
-    return replace(
-        local,
-        **{f.name: getattr(whole, f.name) for f in fields(Baseline) if getattr(local, f.name) is None},
-    )
+from ckptdiag.analysis.verdict import GONE
 
 
 def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) -> Episode:
     """``e`` with its impact, read over the samples whose interval it touches plus one second.
 
-    Contract: throughput and latency are compared with :func:`local_baseline`; the episode is a
+    Contract: throughput and latency are compared with :func:`local_baseline`; throughput only
+    where there was load to interrupt (the ``RECOVERY_WINDOW_S`` before it averages
+    ``MIN_BASELINE_OPS`` or more: a checkpoint of an idle server, or of one whose load has not
+    begun, costs no throughput, whatever the busy hours' baseline). The episode is a
     **stall** when its worst second keeps at most ``STALL_OPS_RATIO`` of the baseline's operations
     while write latency is ``STALL_LATENCY_RATIO`` times the baseline or more (or no write
     completed), on a server doing at least ``MIN_BASELINE_OPS`` operations a second, and the load
@@ -87,10 +44,24 @@ def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) ->
     rows = slice(lo, hi + 1)
     base = local_baseline(cols, base_rows, whole, e.start, end)
     impact = _figures(cols, rows, base)
-    after_lo = int(np.searchsorted(t, end + IMPACT_GRACE_S, side="right"))
-    after_hi = int(np.searchsorted(t, end + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right"))
-    after = nanmedian(cols.ops_s[after_lo:after_hi])
-    return replace(e, rows=(lo, hi), impact=_judge(replace(impact, ops_s_after=after)))
+    after_rows = slice(
+        int(np.searchsorted(t, end + IMPACT_GRACE_S, side="right")),
+        int(np.searchsorted(t, end + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right")),
+    )
+    after = cols.ops_s[after_rows]
+    before = nanmean(cols.ops_s[int(np.searchsorted(t, e.start - RECOVERY_WINDOW_S, side="right")) : lo])
+    # the load it interrupted is the load before it (the window's start: the load after it)
+    load = before if before is not None else nanmean(after)
+    if load is not None and load < MIN_BASELINE_OPS:  # idle (or not yet busy): nothing to interrupt
+        impact = replace(impact, ops_ratio=None, reasons=("no load to interrupt",))
+    lat, base_lat = (
+        (cols.write_p99_ms, base.write_p99_ms)
+        if impact.write_latency_kind == "p99"
+        else (cols.write_lat_ms, base.write_lat_ms)
+    )
+    waiting = nanmax(lat[after_rows])
+    still_waiting = bool(base_lat) and waiting is not None and waiting >= STALL_LATENCY_RATIO * (base_lat or 0)
+    return replace(e, rows=(lo, hi), impact=_judge(replace(impact, ops_s_after=nanmedian(after)), still_waiting))
 
 
 def _figures(cols: Columns, rows: slice, base: Baseline) -> Impact:
@@ -122,14 +93,18 @@ def _figures(cols: Columns, rows: slice, base: Baseline) -> Impact:
     )
 
 
-def _judge(m: Impact) -> Impact:
-    """The stall verdict on an episode's figures (see :func:`assess`)."""
-    reasons: list[str] = []
+def _judge(m: Impact, still_waiting: bool) -> Impact:
+    """The stall verdict on an episode's figures (see :func:`assess`); ``still_waiting``: the
+    operations completing after it still show the wait (the stall goes on: back-to-back
+    checkpoints), so low throughput after it is not a client that went away."""
+    reasons: list[str] = list(m.reasons)
     stall = False
     base_ops = m.ops_s_baseline
-    # the load must come back after it: operations that stop with a checkpoint and stay stopped
-    # are a client that went away, not a stall
-    recovered = m.ops_s_after is None or (base_ops is not None and m.ops_s_after >= RECOVERY_RATIO * base_ops)
+    # the load must come back after it: operations that stop with a checkpoint and stay stopped,
+    # nothing waiting, are a client that went away, not a stall
+    recovered = (
+        m.ops_s_after is None or (base_ops is not None and m.ops_s_after >= RECOVERY_RATIO * base_ops) or still_waiting
+    )
     no_writes = m.ops_s_min is not None and m.ops_s_min == 0
     slow = (m.write_latency_ratio is not None and m.write_latency_ratio >= STALL_LATENCY_RATIO) or no_writes
     if m.ops_ratio is not None and m.ops_ratio <= STALL_OPS_RATIO and slow:
@@ -137,7 +112,7 @@ def _judge(m: Impact) -> Impact:
             stall = True
             reasons.append("throughput and latency")
         else:
-            reasons.append("load stopped with it and did not come back")
+            reasons.append(GONE)
     if (m.app_wait_ms or 0) >= STALL_APP_WAIT_MS:
         stall = True
         reasons.append("application threads waited for cache")

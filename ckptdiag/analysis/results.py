@@ -85,6 +85,7 @@ class Baseline:
     read_lat_ms: float | None
     disk_write_mb_s: float | None
     disk_util_pct: float | None
+    estimated: bool = False  # no sample under load away from checkpoints: estimated from the loaded ones
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, OtherStall
-from ckptdiag.analysis.stats import nanmax, nanmedian, nanmin, ratio
+from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nanmin, ratio
 from ckptdiag.analysis.thresholds import (
     MIN_BASELINE_OPS,
     RECOVERY_RATIO,
@@ -17,14 +17,18 @@ from ckptdiag.analysis.thresholds import (
 )
 from ckptdiag.engine_config import EvictionSettings
 
+# the operations held up by a stall complete in the seconds after it: their latency shows the wait
+LATENCY_SAMPLES_AFTER = 2
+
 
 def other_stalls(
     cols: Columns, in_episode: np.ndarray, whole: Baseline, settings: EvictionSettings
 ) -> tuple[OtherStall, ...]:
     """Runs of samples away from every checkpoint (``in_episode`` False) that stall by the
     episodes' own yardstick, against the whole window's baseline: writes at most STALL_OPS_RATIO
-    of it with latency up STALL_LATENCY_RATIO or nothing completing, and the load back within
-    RECOVERY_WINDOW_S."""
+    of it with latency up STALL_LATENCY_RATIO or nothing completing; the load there before and
+    back within RECOVERY_WINDOW_S; and, where latency is measured, operations that waited (latency
+    up STALL_LATENCY_RATIO in the run or as it ends): a client that pauses is not a stall."""
     t, ops = cols.t, cols.ops_s
     base_ops = whole.ops_s
     if base_ops is None or base_ops < MIN_BASELINE_OPS or t.size < 3:
@@ -34,14 +38,21 @@ def other_stalls(
     with np.errstate(invalid="ignore"):
         low = ops <= STALL_OPS_RATIO * base_ops
         slow = (ops == 0) | (lat >= STALL_LATENCY_RATIO * base_lat if base_lat else np.zeros(t.size, dtype=bool))
+    measured = bool(np.isfinite(lat).any())
     flagged = low & slow & ~in_episode
     flagged[0] = False  # the first sample has no interval
     edges = np.flatnonzero(np.diff(np.concatenate(([0], flagged.astype(np.int8), [0]))))
     out: list[OtherStall] = []
     for lo, hi in zip(edges[::2], edges[1::2], strict=True):  # rows lo..hi-1
         after = nanmedian(ops[hi : int(np.searchsorted(t, t[hi - 1] + RECOVERY_WINDOW_S, side="right"))])
-        if after is not None and after < RECOVERY_RATIO * base_ops:
-            continue  # the load went away: not a stall
+        if after is None or after < RECOVERY_RATIO * base_ops:
+            continue  # the load went away (or the window ends before it is seen back): not a stall
+        before = nanmean(ops[int(np.searchsorted(t, t[lo - 1] - RECOVERY_WINDOW_S, side="left")) : lo - 1])
+        if before is None or before < RECOVERY_RATIO * base_ops:
+            continue  # the load had not begun: an idle stretch, not a stall
+        waited = nanmax(lat[lo : hi + LATENCY_SAMPLES_AFTER])
+        if measured and base_lat and (waited is None or waited < STALL_LATENCY_RATIO * base_lat):
+            continue  # nothing waited: the operations that came after were as quick as usual (a client pause)
         out.append(_stall(cols, int(lo), int(hi), lat, base_lat, "p99" if use_p99 else "mean", whole, settings))
     return tuple(out)
 

@@ -14,12 +14,15 @@ from ckptdiag.analysis.thresholds import (
 )
 from ckptdiag.engine_config import EvictionSettings
 
+GONE = "load stopped with it and did not come back"
+
 
 def hurts(e: Episode) -> bool:
     """Short of a stall, did this episode cost throughput? (A latency spike alone is reported,
-    not judged: p99 rises in most checkpoints of a healthy server too.)"""
+    not judged: p99 rises in most checkpoints of a healthy server too; a load that stopped with
+    it and stayed stopped is a client that went away, not a cost.)"""
     ops = e.impact.ops_ratio
-    return e.stall or (ops is not None and ops <= HURT_OPS_RATIO)
+    return e.stall or (ops is not None and ops <= HURT_OPS_RATIO and GONE not in e.reasons)
 
 
 def _severity(episodes: Sequence[Episode]) -> str:

@@ -227,6 +227,7 @@ def to_document(r: Report) -> dict[str, Any]:
             "read_latency_ms": num(b.read_lat_ms),
             "disk_write_mb_s": num(b.disk_write_mb_s, 2),
             "disk_util_pct": num(b.disk_util_pct, 1),
+            "estimated": b.estimated,
         },
         "throughput": {"ops_s_mean": num(dx.ops_s_mean, 1), "writes_s_mean": num(dx.writes_s_mean, 1)},
         "checkpoints": _checkpoints_json(dx),

@@ -1,0 +1,132 @@
+"""The baseline: the server's usual second under the load its checkpoints interrupt.
+
+Candidates are the samples at least ``BASELINE_CLEAR_BEFORE_S`` before and
+``BASELINE_CLEAR_AFTER_S`` after every episode, under load: where the window has load at all
+(its 90th percentile of operations is ``MIN_BASELINE_OPS`` or more), a sample doing fewer is an
+idle stretch (before the load began, after it stopped) and never a baseline. Each episode is
+measured against the candidates of the ``BASELINE_WINDOW_S`` before it, else around it, else the
+whole window's. When no checkpoint-free sample exists under load (checkpoints back to back), the
+baseline is an estimate of the undisturbed load from the loaded samples themselves: the
+``ESTIMATE_HIGH_QUANTILE`` of throughput and the ``ESTIMATE_LOW_QUANTILE`` of latency, and the
+evidence says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields, replace
+
+import numpy as np
+
+from ckptdiag.analysis.columns import Columns
+from ckptdiag.analysis.results import Baseline, Episode
+from ckptdiag.analysis.stats import nanmedian
+from ckptdiag.analysis.thresholds import (
+    BASELINE_CLEAR_AFTER_S,
+    BASELINE_CLEAR_BEFORE_S,
+    BASELINE_MIN_SAMPLES,
+    BASELINE_WINDOW_S,
+    MIN_BASELINE_OPS,
+)
+
+ESTIMATE_HIGH_QUANTILE = 90.0
+ESTIMATE_LOW_QUANTILE = 10.0
+
+
+def near_episodes(t: np.ndarray, episodes: Sequence[Episode], before: float, after: float) -> np.ndarray:
+    """Samples whose interval comes within ``before``/``after`` seconds of an episode."""
+    mark = np.zeros(t.size + 1, dtype=np.int64)
+    for e in episodes:
+        end = e.end if e.end is not None else t[-1]
+        lo = int(np.searchsorted(t, e.start - before, side="right"))
+        hi = int(np.searchsorted(t, end + after, side="left"))
+        mark[lo] += 1
+        mark[min(hi + 1, t.size)] -= 1
+    return np.cumsum(mark[:-1]) > 0
+
+
+def baseline(cols: Columns, rows: np.ndarray) -> Baseline:
+    """The median second over ``rows`` (a boolean mask or row numbers)."""
+    return Baseline(
+        samples=int(cols.t[rows].size),
+        ops_s=nanmedian(cols.ops_s[rows]),
+        writes_s=nanmedian(cols.writes_s[rows]),
+        write_lat_ms=nanmedian(cols.write_lat_ms[rows]),
+        write_p99_ms=nanmedian(cols.write_p99_ms[rows]),
+        read_lat_ms=nanmedian(cols.read_lat_ms[rows]),
+        disk_write_mb_s=nanmedian(cols.disk_wmb_s[rows]),
+        disk_util_pct=nanmedian(cols.disk_util_pct[rows]),
+    )
+
+
+def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start: float, end: float) -> Baseline:
+    """The load an episode interrupted: the baseline samples of the ``BASELINE_WINDOW_S`` before it,
+    else of the window around it; a figure those samples do not give is the whole window's."""
+    t = cols.t
+    a = int(np.searchsorted(t, start - BASELINE_WINDOW_S))
+    b = int(np.searchsorted(t, start))
+    if int(base_rows[a:b].sum()) < BASELINE_MIN_SAMPLES:
+        b = int(np.searchsorted(t, end + BASELINE_WINDOW_S))
+    # only the slice is touched: a day has 1,440 episodes and 86,400 samples
+    rows = np.flatnonzero(base_rows[a:b]) + a
+    if rows.size < BASELINE_MIN_SAMPLES:
+        return whole
+    local = baseline(cols, rows)
+    return replace(
+        local,
+        **{f.name: getattr(whole, f.name) for f in fields(Baseline) if getattr(local, f.name) is None},
+    )
+
+
+def loaded(cols: Columns) -> np.ndarray:
+    """Samples under load: doing at least ``MIN_BASELINE_OPS`` operations a second, where the
+    window has load at all (else every sample with a rate)."""
+    ops = cols.ops_s
+    finite = np.isfinite(ops)
+    result: np.ndarray
+    if not finite.any() or float(np.percentile(ops[finite], 90)) < MIN_BASELINE_OPS:
+        result = np.isfinite(cols.dt)
+    else:
+        with np.errstate(invalid="ignore"):
+            result = ops >= MIN_BASELINE_OPS
+    return result
+
+
+def _quantile(values: np.ndarray, q: float) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(np.percentile(finite, q)) if finite.size else None
+
+
+def estimated(cols: Columns, rows: np.ndarray) -> Baseline:
+    """The undisturbed load when every loaded sample is inside a checkpoint: the high quantile of
+    throughput and the low quantile of latency over ``rows``, the median of the disk's figures."""
+    hi, lo = ESTIMATE_HIGH_QUANTILE, ESTIMATE_LOW_QUANTILE
+    return Baseline(
+        samples=int(cols.t[rows].size),
+        ops_s=_quantile(cols.ops_s[rows], hi),
+        writes_s=_quantile(cols.writes_s[rows], hi),
+        write_lat_ms=_quantile(cols.write_lat_ms[rows], lo),
+        write_p99_ms=_quantile(cols.write_p99_ms[rows], lo),
+        read_lat_ms=_quantile(cols.read_lat_ms[rows], lo),
+        disk_write_mb_s=nanmedian(cols.disk_wmb_s[rows]),
+        disk_util_pct=nanmedian(cols.disk_util_pct[rows]),
+        estimated=True,
+    )
+
+
+def whole_baseline(cols: Columns, episodes: Sequence[Episode]) -> tuple[np.ndarray, Baseline, list[str]]:
+    """The candidate rows, the whole window's baseline, and the evidence about how it was made."""
+    under_load = loaded(cols)
+    near = near_episodes(cols.t, episodes, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
+    rows = ~near & np.isfinite(cols.dt) & under_load
+    notes: list[str] = []
+    if int(rows.sum()) < BASELINE_MIN_SAMPLES and episodes:
+        busy = under_load & np.isfinite(cols.ops_s)
+        if int(busy.sum()) >= BASELINE_MIN_SAMPLES:
+            notes.append(
+                f"no sample under load lies away from a checkpoint (checkpoints back to back): the baseline is "
+                f"an estimate of the undisturbed load, the {ESTIMATE_HIGH_QUANTILE:g}th percentile of throughput "
+                f"and the {ESTIMATE_LOW_QUANTILE:g}th of latency over the {int(busy.sum()):,} loaded samples"
+            )
+            return rows, estimated(cols, busy), notes
+    return rows, baseline(cols, rows), notes
