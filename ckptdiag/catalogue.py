@@ -155,6 +155,7 @@ class Metric:
     kind: Kind
     description: str
     sources: tuple[Source, ...]
+    replica_set_only: bool = False  # absent on a standalone server, whatever its version
 
     def applies_to(self, version: Version | None) -> bool:
         """Whether a server of ``version`` should have this metric (unknown version: yes)."""
@@ -475,6 +476,64 @@ METRICS: tuple[Metric, ...] = (
         _m(f"queue.{who}", Unit.COUNT, G, f"globalLock.currentQueue.{who}", Field(("globalLock", "currentQueue", who)))
         for who in ("total", "readers", "writers")
     ),
+    # replication: a secondary takes its writes by applying the oplog, not from clients
+    *(
+        _m(
+            f"repl.ops.{op}",
+            Unit.OPS,
+            C,
+            f"opcountersRepl.{op} (writes applied by replication)",
+            Field(("opcountersRepl", op)),
+        )
+        for op in ("insert", "update", "delete")
+    ),
+    _m("repl.apply.ops", Unit.OPS, C, "oplog entries applied", Field(("metrics", "repl", "apply", "ops"))),
+    _m(
+        "repl.apply.batches",
+        Unit.COUNT,
+        C,
+        "oplog apply batches",
+        Field(("metrics", "repl", "apply", "batches", "num")),
+    ),
+    _m(
+        "repl.apply.batch_ms",
+        Unit.MS,
+        C,
+        "time spent applying oplog batches",
+        Field(("metrics", "repl", "apply", "batches", "totalMillis")),
+    ),
+    _m(
+        "repl.buffer.count",
+        Unit.COUNT,
+        G,
+        "oplog entries fetched and waiting to be applied",
+        Field(("metrics", "repl", "buffer", "count"), before=V80),
+        Field(("metrics", "repl", "buffer", "apply", "count"), since=V80),
+    ),
+    _m(
+        "repl.buffer.bytes",
+        Unit.BYTES,
+        G,
+        "bytes of oplog waiting to be applied",
+        Field(("metrics", "repl", "buffer", "sizeBytes"), before=V80),
+        Field(("metrics", "repl", "buffer", "apply", "sizeBytes"), since=V80),
+    ),
+    Metric(
+        "repl.primary",
+        Unit.STATE,
+        F,
+        "the member is the writable primary (replica sets only)",
+        (Field(("repl", "isWritablePrimary")), Field(("repl", "ismaster"))),
+        replica_set_only=True,
+    ),
+    Metric(
+        "repl.secondary",
+        Unit.STATE,
+        F,
+        "the member is a secondary (replica sets only)",
+        (Field(("repl", "secondary")),),
+        replica_set_only=True,
+    ),
     _m("conn.current", Unit.COUNT, G, "client connections", Field(("connections", "current"))),
     _m("uptime_ms", Unit.MS, C, "server uptime (a decrease marks a restart)", Field(("uptimeMillis",))),
 )
@@ -531,6 +590,7 @@ class Coverage:
     resolved: dict[str, str]  # metric -> the source that held it
     not_in_version: tuple[str, ...]  # absent, as expected for this version
     missing: tuple[str, ...]  # absent although the version should have it
+    not_on_this_server: tuple[str, ...] = ()  # replica-set metrics a standalone server lacks
 
     @property
     def complete(self) -> bool:
@@ -545,15 +605,18 @@ def coverage(doc: Mapping[str, Any], version: Version | None = None) -> Coverage
     resolved: dict[str, str] = {}
     not_in_version: list[str] = []
     missing: list[str] = []
+    standalone: list[str] = []
     for metric in METRICS:
         found = metric.resolve(doc)
         if found is not None:
             resolved[metric.name] = found[1].describe()
-        elif metric.applies_to(version):
-            missing.append(metric.name)
-        else:
+        elif not metric.applies_to(version):
             not_in_version.append(metric.name)
-    return Coverage(version, resolved, tuple(not_in_version), tuple(missing))
+        elif metric.replica_set_only:
+            standalone.append(metric.name)
+        else:
+            missing.append(metric.name)
+    return Coverage(version, resolved, tuple(not_in_version), tuple(missing), tuple(standalone))
 
 
 # --- eviction state ----------------------------------------------------------------------------

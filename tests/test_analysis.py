@@ -289,3 +289,37 @@ def test_a_stall_outside_checkpoints_says_what_the_counters_saw() -> None:
     )
     assert list(other.seen) == ["updates in cache at the eviction updates target (2.5 %)"]
     assert "(updates in cache at the eviction updates target (2.5 %))" in dx.evidence[-1]
+
+
+def _as_member(frame: pd.DataFrame, secondary: bool) -> pd.DataFrame:
+    """The same server as a replica-set member: on a secondary its writes are replication's
+    (oplog entries applied, in batches whose time rises with their latency); reads stay client's."""
+    out = frame.copy()
+    writes = out["ops.insert"].to_numpy()
+    out["repl.primary"] = 0.0 if secondary else 1.0
+    out["repl.secondary"] = 1.0 if secondary else 0.0
+    if secondary:
+        out["repl.apply.ops"] = writes
+        out["repl.apply.batches"] = np.floor(writes / 100)  # batches of ~100 entries
+        # a batch takes what its entries took: the writes' latency, summed
+        out["repl.apply.batch_ms"] = out["lat.writes.latency_us"].to_numpy() / 1000 / 100
+        out["ops.insert"] = 0.0
+        out["lat.writes.ops"] = 0.0
+        out["lat.writes.latency_us"] = 0.0
+    return out
+
+
+def test_a_secondary_whose_apply_stalls_in_checkpoints_is_critical_and_named() -> None:
+    server = Server(stall_ops=50.0, stall_latency_ms=40.0)
+    as_secondary = diagnose(derive(_as_member(server.frame(), secondary=True)), ServerFacts(version="7.0.21"))
+    assert as_secondary.role == "secondary" and as_secondary.severity == "critical"
+    assert as_secondary.stalls >= 0.9 * len(as_secondary.episodes)
+    assert as_secondary.summary.startswith("secondary: ")
+    assert any("oplog entries applied plus reads" in note for note in as_secondary.evidence)
+    assert as_secondary.baseline.ops_s == pytest.approx(server.ops, rel=0.02)  # applied + reads
+    # the same server as primary: as before, judged on its client operations
+    as_primary = diagnose(derive(_as_member(server.frame(), secondary=False)), ServerFacts(version="7.0.21"))
+    plain = diagnose(derive(server.frame()), ServerFacts(version="7.0.21"))
+    assert as_primary.role == "primary" and plain.role is None
+    assert (as_primary.severity, as_primary.stalls, as_primary.summary) == (plain.severity, plain.stalls, plain.summary)
+    assert [e.impact.ops_ratio for e in as_primary.episodes] == [e.impact.ops_ratio for e in plain.episodes]

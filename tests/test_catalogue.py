@@ -125,6 +125,9 @@ def test_sections_needed() -> None:
         "connections",
         "queues",
         "uptimeMillis",
+        "opcountersRepl",  # a secondary's writes
+        "metrics",  # repl.apply and repl.buffer: a secondary's apply path
+        "repl",  # the member's role
     }
 
 

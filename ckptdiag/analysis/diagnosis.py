@@ -48,6 +48,7 @@ def diagnose(
     )
     others = other_stalls(cols, near_episodes(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings.eviction)
     severity, findings = verdict(episodes, eviction, settings.eviction, others)
+    role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
     ckpt_period, cv = period(episodes)
     samples_period = nanmedian(cols.dt)
     return Diagnosis(
@@ -67,14 +68,35 @@ def diagnose(
         disk=disk,
         eviction=eviction,
         severity=severity,
-        summary=summary_sentence(episodes, severity, findings, ckpt_period, disk),
+        summary=("secondary: " if role == "secondary" else "")
+        + summary_sentence(episodes, severity, findings, ckpt_period, disk),
         findings=findings,
-        evidence=(*notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
+        evidence=(*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
         ops_s_mean=nanmean(cols.ops_s),
         writes_s_mean=nanmean(cols.writes_s),
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),
         other_stalls=others,
+        role=role,
     )
+
+
+def member_role(secondary: np.ndarray) -> tuple[str | None, list[str]]:
+    """The replica-set role the window shows (None: a standalone server, or not recorded), and
+    the notes that say what follows from it."""
+    known = secondary[np.isfinite(secondary)]
+    if known.size == 0:
+        return None, []
+    share = float(known.mean())
+    role = "secondary" if share > 0.5 else "primary"
+    notes = []
+    if role == "secondary":
+        notes.append(
+            "the member was a secondary: the throughput a checkpoint interrupts is oplog entries applied plus "
+            "reads, and write latency is the mean time to apply a batch"
+        )
+    if 0 < share < 1:
+        notes.append(f"the member's role changed in the window (secondary in {100 * share:.0f} % of the samples)")
+    return role, notes
 
 
 def pick_disk(d: pd.DataFrame, devices: Sequence[str]) -> str | None:

@@ -150,6 +150,7 @@ class Diagnosis:
     writes_s_mean: float | None = None
     timeline: pd.DataFrame | None = field(default=None, compare=False)
     other_stalls: tuple[OtherStall, ...] = ()
+    role: str | None = None  # "primary" or "secondary" (replica-set members), None if not known
 
     @property
     def stalls(self) -> int:

@@ -140,8 +140,13 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     (checkpoints begun in the interval), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
     checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
-    ``queue_writers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk ``disk.<dev>.<figure>`` for
-    :data:`DISK_FIGURES` (iostat's formulas).
+    ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
+    ``disk.<dev>.<figure>`` for :data:`DISK_FIGURES` (iostat's formulas); ``secondary`` (1 on a
+    replica-set member that is not primary), ``apply_ops_s``, ``apply_batch_ms``, ``repl_buffer``.
+
+    On a secondary the writes are replication's (:func:`_replication`): ``ops_s`` is oplog entries
+    applied plus reads, ``writes_s`` the entries applied, ``write_lat_ms`` the mean time to apply
+    a batch: the work a checkpoint interrupts there.
     """
     seam = _seam(frame)
     t = frame["t"].to_numpy(dtype="float64")
@@ -159,6 +164,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         p99 = histogram_p99_ms(frame, kind, seam)
         out[name] = columns.nan if p99 is None else p99
     out.update(_cache_and_checkpoints(columns))
+    out.update(_replication(frame, columns, seam, dt_ok, out))
     restarts = _restarts(frame)
     for name, column in (("ckpt_total_ms", "ckpt.total_ms"), ("ckpt_bytes", "ckpt.bytes_written")):
         out[name] = event_counter(frame, column, restarts)
@@ -194,6 +200,36 @@ class _Reader:
 
     def has(self, column: str) -> bool:
         return column in self.frame
+
+
+READS = ("ops.query", "ops.getmore")
+
+
+def _replication(
+    frame: pd.DataFrame, c: _Reader, seam: np.ndarray, dt_ok: np.ndarray, out: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The replication figures, and a secondary's throughput: oplog entries applied plus reads,
+    its write latency the mean time to apply a batch (client writes and their latency are a
+    primary's)."""
+    primary, secondary = c.gauge("repl.primary"), c.gauge("repl.secondary")
+    on_secondary = (secondary == 1) | ((primary == 0) & np.isnan(secondary))
+    applied = c.counter("repl.apply.ops") / dt_ok
+    batch_ms = _ratio(c.counter("repl.apply.batch_ms"), c.counter("repl.apply.batches"))
+    reads = _sum_deltas(frame, READS, seam)
+    reads_s = c.nan if reads is None else reads / dt_ok
+    figures = {
+        "secondary": np.where(np.isnan(primary) & np.isnan(secondary), np.nan, on_secondary.astype("float64")),
+        "apply_ops_s": applied,
+        "apply_batch_ms": batch_ms,
+        "repl_buffer": c.gauge("repl.buffer.count"),
+        "queue_readers": c.gauge("queue.readers"),
+    }
+    if on_secondary.any():
+        figures["ops_s"] = np.where(on_secondary, applied + np.nan_to_num(reads_s), out["ops_s"])
+        figures["writes_s"] = np.where(on_secondary, applied, out["writes_s"])
+        figures["write_lat_ms"] = np.where(on_secondary, batch_ms, out["write_lat_ms"])
+        figures["write_p99_ms"] = np.where(on_secondary, np.nan, out["write_p99_ms"])
+    return figures
 
 
 def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:

@@ -202,6 +202,7 @@ def to_document(r: Report) -> dict[str, Any]:
             "cores": facts.cores,
             "dbpath": facts.dbpath,
             "devices": list(facts.devices),
+            "role": dx.role,
         },
         "window": {
             "start": iso(dx.start),

@@ -20,7 +20,7 @@ def render_markdown(r: Report, limit: int = 50) -> str:
         f"**{dx.summary}**",
         "",
         f"- source: {source.kind} `{source.path}`",
-        f"- server: {facts.version or '?'} {facts.host or ''}, cache "
+        f"- server: {facts.version or '?'} {facts.host or ''}{f' ({dx.role})' if dx.role else ''}, cache "
         f"{fmt(cache and cache / 2**30, '.1f', ' GB')}, "
         f"RAM {fmt(facts.ram_bytes and facts.ram_bytes / 2**30, '.1f', ' GB')}, cores {fmt(facts.cores, 'd')}",
         f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples, {dx.gaps} gaps, {dx.restarts} restarts",

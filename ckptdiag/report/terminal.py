@@ -122,7 +122,8 @@ def render_table(r: Report, limit: int = 25) -> RenderableType:
     cache_gb = None if cache is None else cache / 2**30
     head = Text.assemble(
         (f"{source.kind}: {source.path}\n", "bold"),
-        f"server {facts.version or '?'} {facts.host or ''}; cache {fmt(cache_gb, '.1f', ' GB')}; "
+        f"server {facts.version or '?'} {facts.host or ''}{f' ({dx.role})' if dx.role else ''}; "
+        f"cache {fmt(cache_gb, '.1f', ' GB')}; "
         f"{iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples every {fmt(dx.period_s, '.0f', ' s')}",
     )
     verdict = Text.assemble((f" {dx.severity.upper()} ", _STYLE[dx.severity] + " reverse"), "  ", (dx.summary, "bold"))
