@@ -35,6 +35,7 @@ class SimServer:
     uptime0_ms: int = 5_000_000
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
+    secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
@@ -53,6 +54,10 @@ class SimServer:
         lat_rate = ops_rate * np.where(stalled, self.stall_latency_ms, self.latency_ms) * 1000
         ops_cum = np.concatenate(([0.0], np.cumsum(ops_rate) * self._fine))
         lat_cum = np.concatenate(([0.0], np.cumsum(lat_rate) * self._fine))
+        # a stalled secondary falls behind 1 s a second and catches up 2 s a second
+        lag = np.zeros(fine.size + 1)
+        for j, slow in enumerate(stalled):
+            lag[j + 1] = lag[j] + self._fine if slow else max(lag[j] - 2 * self._fine, 0.0)
         docs = []
         for t in times:
             i = min(round(t / self._fine), ops_cum.size - 1)
@@ -87,14 +92,37 @@ class SimServer:
                     "block-manager": {"bytes written for checkpoint": len(done) * (64 << 20)},
                 },
             }
-            docs.append({"start": when, "serverStatus": status, "end": when})
+            doc: dict[str, Any] = {"start": when, "serverStatus": status}
+            if self.secondary:
+                _as_secondary(status, inserts, int(lat_cum[i]))
+                behind = dt.timedelta(seconds=float(lag[i]))
+                doc["replSetGetStatus"] = {
+                    "members": [
+                        {"_id": 0, "optimeDate": when - behind, "self": True, "state": 2},
+                        {"_id": 1, "optimeDate": when, "state": 1},
+                    ]
+                }
+            doc["end"] = when
+            docs.append(doc)
         return docs
+
+
+def _as_secondary(status: dict[str, Any], applied: int, latency_us: int) -> None:
+    """A secondary's serverStatus: writes applied by replication in batches of ~100, no client writes."""
+    status["opcounters"]["insert"] = 0
+    status["opLatencies"]["writes"] = {"latency": 0, "ops": 0}
+    status["opcountersRepl"] = {"insert": applied, "update": 0, "delete": 0}
+    batches = {"num": applied // 100, "totalMillis": latency_us // 1000 // 100}
+    status["metrics"] = {"repl": {"apply": {"ops": applied, "batches": batches}}}
+    status["repl"] = {"isWritablePrimary": False, "secondary": True}
 
 
 def _flatten(doc: Any, out: list[int]) -> None:
     """Metric values in mongod's extraction order (numbers, bools and dates; strings skipped)."""
     for value in doc.values():
-        if isinstance(value, dict):
+        if isinstance(value, list):  # a BSON array is a document keyed "0", "1", ...
+            _flatten({str(i): v for i, v in enumerate(value)}, out)
+        elif isinstance(value, dict):
             _flatten(value, out)
         elif isinstance(value, bool):
             out.append(int(value))

@@ -163,3 +163,28 @@ def test_back_to_back_checkpoints_under_load_get_the_load_as_their_baseline(tmp_
     loaded = [e for e in dx.episodes if e.start > server.t0 + 62 and e.end is not None]
     assert loaded and all(e.impact.ops_ratio is not None and e.impact.write_latency_ratio is not None for e in loaded)
     assert sum(e.stall for e in loaded) >= 0.9 * len(loaded) and dx.severity == "critical"
+
+
+def test_a_secondary_that_falls_behind_in_its_checkpoints(tmp_path: Path) -> None:
+    # FTDC of a secondary: apply slows to 10 % in each checkpoint and replication lag grows by the
+    # checkpoint's length (replSetGetStatus: the primary's optime less this member's)
+    checkpoints = [(30.0 + 60 * i, 33.0 + 60 * i) for i in range(9)]
+    server = SimServer(checkpoints, stall_ops=100.0, secondary=True)
+    path = tmp_path / "metrics.secondary"
+    write_ftdc(path, server, [float(t) for t in np.arange(0, 570, 1.0)])
+    report = diagnose_window((path,), None, None)
+    dx = report.dx
+    assert dx.role == "secondary" and dx.severity == "critical" and dx.stalls == len(checkpoints)
+    growth = [e.impact.repl_lag_growth_s for e in dx.episodes]
+    assert all(g is not None and 2.5 <= g <= 3.6 for g in growth), growth
+    assert any(f.startswith("replication lag grew through 9 of 9 checkpoints") for f in dx.findings)
+    # the same server as primary: no lag, no secondary
+    primary = diagnose_window((_primary_twin(tmp_path, checkpoints),), None, None).dx
+    assert primary.role is None and not any("replication lag" in f for f in primary.findings)
+    assert primary.stalls == len(checkpoints)
+
+
+def _primary_twin(tmp_path: Path, checkpoints: list[tuple[float, float]]) -> Path:
+    path = tmp_path / "metrics.primary"
+    write_ftdc(path, SimServer(checkpoints, stall_ops=100.0), [float(t) for t in np.arange(0, 570, 1.0)])
+    return path

@@ -33,6 +33,7 @@ class Columns:
     disk_util_pct: np.ndarray
     disk_w_await_ms: np.ndarray
     disk_aqu_sz: np.ndarray
+    repl_lag_s: np.ndarray
 
     @classmethod
     def of(cls, d: pd.DataFrame, disk: str | None) -> Columns:
@@ -66,4 +67,5 @@ class Columns:
             disk_util_pct=disk_col("util_pct"),
             disk_w_await_ms=disk_col("w_await_ms"),
             disk_aqu_sz=disk_col("aqu_sz"),
+            repl_lag_s=col("repl_lag_s"),
         )

@@ -15,6 +15,7 @@ from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.eviction import eviction_summary
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.impact import assess
+from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian
@@ -48,6 +49,8 @@ def diagnose(
     )
     others = other_stalls(cols, near_episodes(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings.eviction)
     severity, findings = verdict(episodes, eviction, settings.eviction, others)
+    lag = lag_finding(episodes)
+    findings = (*findings, lag) if lag else findings
     role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
     ckpt_period, cv = period(episodes)
     samples_period = nanmedian(cols.dt)

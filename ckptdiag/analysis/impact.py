@@ -54,14 +54,18 @@ def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) ->
     load = before if before is not None else nanmean(after)
     if load is not None and load < MIN_BASELINE_OPS:  # idle (or not yet busy): nothing to interrupt
         impact = replace(impact, ops_ratio=None, reasons=("no load to interrupt",))
-    lat, base_lat = (
-        (cols.write_p99_ms, base.write_p99_ms)
-        if impact.write_latency_kind == "p99"
-        else (cols.write_lat_ms, base.write_lat_ms)
-    )
-    waiting = nanmax(lat[after_rows])
-    still_waiting = bool(base_lat) and waiting is not None and waiting >= STALL_LATENCY_RATIO * (base_lat or 0)
+    still_waiting = _waiting(cols, after_rows, base, impact.write_latency_kind)
+    lag = cols.repl_lag_s
+    if np.isfinite(lag[lo - 1]) and np.isfinite(lag[rows]).any():
+        impact = replace(impact, repl_lag_growth_s=float(np.nanmax(lag[rows]) - lag[lo - 1]))
     return replace(e, rows=(lo, hi), impact=_judge(replace(impact, ops_s_after=nanmedian(after)), still_waiting))
+
+
+def _waiting(cols: Columns, rows: slice, base: Baseline, kind: str | None) -> bool:
+    """Do the operations completing in ``rows`` show a wait (latency STALL_LATENCY_RATIO x the baseline)?"""
+    lat, base_lat = (cols.write_p99_ms, base.write_p99_ms) if kind == "p99" else (cols.write_lat_ms, base.write_lat_ms)
+    peak = nanmax(lat[rows])
+    return bool(base_lat) and peak is not None and peak >= STALL_LATENCY_RATIO * (base_lat or 0)
 
 
 def _figures(cols: Columns, rows: slice, base: Baseline) -> Impact:

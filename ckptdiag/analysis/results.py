@@ -37,6 +37,7 @@ class Impact:
     dirty_pct_peak: float | None = None
     write_tickets_available_min: float | None = None
     queued_writers_max: float | None = None
+    repl_lag_growth_s: float | None = None  # how much replication lag grew through it (a secondary)
     stall: bool = False
     reasons: tuple[str, ...] = ()  # why it stalled, or why a dip was not called one
 

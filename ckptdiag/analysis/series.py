@@ -142,7 +142,8 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
     ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
     ``disk.<dev>.<figure>`` for :data:`DISK_FIGURES` (iostat's formulas); ``secondary`` (1 on a
-    replica-set member that is not primary), ``apply_ops_s``, ``apply_batch_ms``, ``repl_buffer``.
+    replica-set member that is not primary), ``apply_ops_s``, ``apply_batch_ms``, ``repl_buffer``,
+    ``repl_lag_s`` (the primary's optime less this member's, from FTDC's replSetGetStatus).
 
     On a secondary the writes are replication's (:func:`_replication`): ``ops_s`` is oplog entries
     applied plus reads, ``writes_s`` the entries applied, ``write_lat_ms`` the mean time to apply
@@ -222,6 +223,7 @@ def _replication(
         "apply_ops_s": applied,
         "apply_batch_ms": batch_ms,
         "repl_buffer": c.gauge("repl.buffer.count"),
+        "repl_lag_s": np.where(c.gauge("repl.lag_ms") >= 0, c.gauge("repl.lag_ms") / 1000, np.nan),
         "queue_readers": c.gauge("queue.readers"),
     }
     if on_secondary.any():

@@ -108,6 +108,7 @@ def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
             "write_available_min": num(m.write_tickets_available_min, 0),
             "queued_writers_max": num(m.queued_writers_max, 0),
         },
+        "replication": {"lag_growth_s": num(m.repl_lag_growth_s)},
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,9 @@ class FrameLayout:
                 _, _, dev, name = path.split(".", 3)
                 if name in FTDC_DISK_FIELDS:
                     ones.append((f"disk.{dev}.{FTDC_DISK_FIELDS[name]}", i))
+        lag = _lag_rows(index)
+        if lag:
+            self.extras.append((LAG, "lag", lag))
         self.names = [name for name, _ in ones] + [name for name, _, _ in self.extras]
         self.rows = np.array([r for _, r in ones], dtype=np.int64)
 
@@ -74,14 +78,52 @@ class FrameLayout:
         if not self.extras:
             return block
         more = [
-            values[rows[0]] - values[rows[1]] if how == "diff" else values[rows].sum(axis=0)
+            _lag(values, rows)
+            if how == "lag"
+            else values[rows[0]] - values[rows[1]]
+            if how == "diff"
+            else values[rows].sum(axis=0)
             for _, how, rows in self.extras
         ]
         return np.vstack([block, *more])
 
 
+LAG = "repl.lag_ms"  # from replSetGetStatus: the primary's optime less this member's (-1: not known)
+_MEMBER = re.compile(r"^replSetGetStatus\.members\.(\d+)\.(optimeDate|state|self)$")
+
+
+def _lag_rows(index: dict[str, int]) -> list[int]:
+    """The rows of replSetGetStatus' members FTDC keeps, as [self's optimeDate, then each
+    member's optimeDate and state], or [] when they are not there (not a replica-set member)."""
+    members: dict[int, dict[str, int]] = {}
+    for path, i in index.items():
+        match = _MEMBER.match(path)
+        if match:
+            members.setdefault(int(match.group(1)), {})[match.group(2)] = i
+    mine = [m for m in members.values() if "self" in m and "optimeDate" in m]
+    others = [m for m in members.values() if "optimeDate" in m and "state" in m]
+    if len(mine) != 1 or not others:
+        return []
+    return [mine[0]["optimeDate"], *(r for m in others for r in (m["optimeDate"], m["state"]))]
+
+
+def _lag(values: np.ndarray, rows: list[int]) -> np.ndarray:
+    """Each sample's replication lag in ms: the primary's optime less this member's; -1 where no
+    member was primary (an election) and 0 on the primary itself."""
+    optimes = values[rows[1::2]]
+    states = values[rows[2::2]]
+    primary = np.where(states == 1, optimes, np.iinfo(np.int64).min).max(axis=0)
+    lag = np.maximum(primary - values[rows[0]], 0)
+    return np.where(primary == np.iinfo(np.int64).min, -1, lag)
+
+
 def _is_wanted(path: str, wanted: frozenset[str]) -> bool:
-    return path in wanted or path.startswith("systemMetrics.disks.") or path in ("start", "end")
+    return (
+        path in wanted
+        or path.startswith("systemMetrics.disks.")
+        or path in ("start", "end")
+        or (path.startswith("replSetGetStatus.members.") and _MEMBER.match(path) is not None)
+    )
 
 
 def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int | None = None) -> FtdcData:
