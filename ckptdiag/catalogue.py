@@ -183,7 +183,18 @@ class Metric:
 
 # --- the catalogue ---------------------------------------------------------------------------
 
-V34, V36, V40, V44, V70, V71, V73, V80, V81 = (3, 4), (3, 6), (4, 0), (4, 4), (7, 0), (7, 1), (7, 3), (8, 0), (8, 1)
+V34, V36, V40, V42, V44, V70, V71, V73, V80, V81 = (
+    (3, 4),
+    (3, 6),
+    (4, 0),
+    (4, 2),
+    (4, 4),
+    (7, 0),
+    (7, 1),
+    (7, 3),
+    (8, 0),
+    (8, 1),
+)
 
 
 def _wt(category: str, name: str, since: Version | None = None, before: Version | None = None) -> Field:
@@ -475,6 +486,21 @@ METRICS: tuple[Metric, ...] = (
     *(
         _m(f"queue.{who}", Unit.COUNT, G, f"globalLock.currentQueue.{who}", Field(("globalLock", "currentQueue", who)))
         for who in ("total", "readers", "writers")
+    ),
+    # WiredTiger's own I/O throttle (io_capacity): non-zero only when it is set
+    _m(
+        "capacity.ckpt_wait_us",
+        Unit.US,
+        C,
+        "time checkpoints waited for io_capacity",
+        _wt("capacity", "time waiting during checkpoint (usecs)", since=V42),
+    ),
+    _m(
+        "capacity.total_wait_us",
+        Unit.US,
+        C,
+        "time writes waited for io_capacity's total",
+        _wt("capacity", "time waiting due to total capacity (usecs)", since=V42),
     ),
     # replication: a secondary takes its writes by applying the oplog, not from clients
     *(

@@ -221,6 +221,7 @@ class EngineSettings:
     config_string: str  # the persistent configString as configured ("" if none)
     runtime_config: str  # wiredTigerEngineRuntimeConfig as last set ("" if never)
     notes: tuple[str, ...] = ()
+    io_capacity: Setting = Setting(0.0, SOURCE_DEFAULT, inferred=True)  # bytes/s WiredTiger may write (0: off)
 
     @property
     def wt_checkpoint_knob(self) -> bool:
@@ -350,8 +351,10 @@ def resolve(facts: ServerFacts, observed_cache_bytes: float | None = None) -> En
         (_mapping(storage.get("journal")).get("commitIntervalMs"), "getCmdLineOpts storage.journal.commitIntervalMs"),
     )
     cache = _cache(facts, observed_cache_bytes)
-    layers = [(config_string, SOURCE_CONFIG_STRING), (runtime, SOURCE_RUNTIME)]
-    eviction = _eviction([(text, source) for text, source in layers if text], cache.value)
+    layers = [
+        (text, source) for text, source in ((config_string, SOURCE_CONFIG_STRING), (runtime, SOURCE_RUNTIME)) if text
+    ]
+    eviction = _eviction(layers, cache.value)
     return EngineSettings(
         version=version,
         interval=interval,
@@ -361,7 +364,36 @@ def resolve(facts: ServerFacts, observed_cache_bytes: float | None = None) -> En
         config_string=config_string,
         runtime_config=runtime,
         notes=tuple(notes),
+        io_capacity=_io_capacity(layers),
     )
+
+
+def _io_capacity(layers: list[tuple[str, str]]) -> Setting:
+    """WiredTiger's own write throttle, ``io_capacity=(total=N)`` (bytes a second; 0 or unset: off)."""
+    found = Setting(0.0, SOURCE_DEFAULT, inferred=True)
+    for text, source in layers:
+        value = parse_config(text).get("io_capacity")
+        total = value.get("total") if isinstance(value, dict) else None
+        if isinstance(total, str):
+            size = _size(total)
+            if size is not None:
+                found = Setting(size, source)
+    return found
+
+
+def _size(text: str) -> float | None:
+    """A WiredTiger size (``60MB``, ``1G``, ``1048576``) in bytes.
+
+    >>> _size("60MB"), _size("1g"), _size("512"), _size("x")
+    (62914560.0, 1073741824.0, 512.0, None)
+    """
+    low = text.strip().lower()
+    digits = low.rstrip("kmgtb")
+    try:
+        number = float(digits)
+    except ValueError:
+        return None
+    return number * _UNITS.get(low[len(digits) :] or "b", 1)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

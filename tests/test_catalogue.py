@@ -56,6 +56,8 @@ def test_version_specific_absences() -> None:
         "cache.updates_bytes",
         "cache.hs_bytes",
         "cache.timed_out_ops",
+        "capacity.ckpt_wait_us",  # WiredTiger's capacity statistics: 4.2+
+        "capacity.total_wait_us",
     }
     # the 7.1 move of checkpoint statistics (WT-11171) is followed
     assert v70.resolved["ckpt.recent_ms"].startswith("wiredTiger.transaction")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.model import checkpoint_shape, episode_figures, finished, median
 from ckptdiag.advice.recommendation import Recommendation
@@ -24,17 +25,25 @@ MIN_DIRTY_TARGET_PCT = 1.0  # below 1 % of the cache: say it in bytes (WiredTige
 CACHE_OVER_DEFAULT = 1.05  # configured above mongod's default formula by more than 5 %
 
 
-def pct_or_bytes(pct: float, cache: float | None) -> tuple[str, float]:
-    """A dirty setting as WiredTiger takes it: whole % of the cache, or MB when under 1 %.
+TRIGGER_HEADROOM = 1.25  # a trigger stays this far above the dirty level the workload sustains
 
-    >>> pct_or_bytes(4.4, 2**30), pct_or_bytes(0.5, 100 * 2**20)
-    (('4', 4.0), ('1MB', 1.0))
+
+def same_unit(
+    target_pct: float, trigger_pct: float, cache: float | None
+) -> tuple[tuple[str, float], tuple[str, float]]:
+    """The target and the trigger as WiredTiger takes them, in one unit: whole % of the cache, or
+    both in MB when the target is under 1 % (a ``44MB`` target beside a ``1`` % trigger is misread).
+    The trigger is rounded up, never below what it was computed to be.
+
+    >>> same_unit(4.4, 17.2, 2**30), same_unit(0.5, 2.0, 100 * 2**20)
+    ((('4', 4.0), ('18', 18.0)), (('1MB', 1.0), ('2MB', 2.0)))
     """
-    if pct >= MIN_DIRTY_TARGET_PCT or not cache:
-        value = max(round(pct), 1)
-        return str(value), float(value)
-    size = max(int(pct / 100 * cache / 2**20), 1)
-    return f"{size}MB", 100 * size * 2**20 / cache
+    if target_pct >= MIN_DIRTY_TARGET_PCT or not cache:
+        target, trigger = max(round(target_pct), 1), max(math.ceil(trigger_pct - 1e-9), 2)
+        return (str(target), float(target)), (str(trigger), float(trigger))
+    target_mb = max(int(target_pct / 100 * cache / 2**20), 1)
+    trigger_mb = max(math.ceil(trigger_pct / 100 * cache / 2**20 - 1e-9), target_mb + 1)
+    return (f"{target_mb}MB", 100 * target_mb * 2**20 / cache), (f"{trigger_mb}MB", 100 * trigger_mb * 2**20 / cache)
 
 
 def shown(setting: str) -> str:
@@ -43,7 +52,8 @@ def shown(setting: str) -> str:
 
 
 def _target_pct(dx: Diagnosis, cache: float, rate: float | None) -> tuple[float, list[str]]:
-    """The dirty target to aim for (% of the cache) and why it differs from the one in force."""
+    """The dirty target to aim for (% of the cache) and why it differs from the one in force;
+    ``rate`` (the disk's demonstrated write rate, bytes/s) only where the disk is what saturates."""
     ev = dx.settings.eviction
     target_pct = min(ev.dirty_target.number, DEFAULT_DIRTY_TARGET)
     why: list[str] = []
@@ -57,7 +67,8 @@ def _target_pct(dx: Diagnosis, cache: float, rate: float | None) -> tuple[float,
         if fit < target_pct * 0.8:
             why.append(
                 f"{target_pct:g} % of a {mb(cache)} cache is {mb(target_pct / 100 * cache)} of dirty data: "
-                f"{target_pct / 100 * cache / rate:.1f} s of this disk's checkpoint rate ({rate / 2**20:.0f} MB/s)"
+                f"{target_pct / 100 * cache / rate:.1f} s of what this disk has shown it writes "
+                f"({rate / 2**20:.0f} MB/s)"
             )
             target_pct = fit
     return target_pct, why
@@ -81,21 +92,47 @@ def _dirty_effect(
     return tuple(evidence), predicted, text
 
 
-def dirty_rule(dx: Diagnosis) -> Recommendation | None:
+def _disk_rate(dx: Diagnosis, causes: frozenset[str]) -> float | None:
+    """The write rate dirty data is sized by: what the disk has shown it can write in this window
+    (its highest second), and only where the disk is what saturates; never a throttled or CPU-bound
+    checkpoint's average."""
+    if DISK_SATURATED not in causes or IO_THROTTLED in causes:
+        return None
+    if dx.disk_peak_mb_s:
+        return dx.disk_peak_mb_s * 2**20
+    now = checkpoint_shape(dx, dx.checkpoint_period_s or dx.settings.interval.value or DEFAULT_INTERVAL_S)
+    return now.disk_rate if now else None
+
+
+def _trigger_pct(dx: Diagnosis, target_pct: float, causes: frozenset[str]) -> float:
+    """The default 1:4 spacing from the target, never above the current or default trigger, and never
+    at or below the dirty level the workload sustains (its 90th percentile, with headroom): a trigger
+    there pulls every application thread into eviction, a cap on the workload. Where eviction is
+    already behind, the trigger stays where it is: a lower one would pull more threads in."""
+    ev = dx.settings.eviction
+    if EVICTION_BEHIND in causes:
+        return ev.dirty_trigger.number
+    spaced = min(ev.dirty_trigger.number, DEFAULT_DIRTY_TRIGGER, max(4 * target_pct, target_pct + 1))
+    sustained = dx.eviction.dirty_pct_p90
+    floor = TRIGGER_HEADROOM * sustained if sustained is not None else 0.0
+    return min(max(spaced, floor), ev.dirty_trigger.number)
+
+
+def dirty_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """Dirty target/trigger: lower them where checkpoints that hurt find too much dirty data."""
     ev = dx.settings.eviction
     cache = dx.settings.cache_bytes.value
     if not any(hurts(e) for e in dx.episodes) or not cache:
         return None
-    now = checkpoint_shape(dx, dx.checkpoint_period_s or dx.settings.interval.value or DEFAULT_INTERVAL_S)
-    rate = now.disk_rate if now else None
+    rate = _disk_rate(dx, causes)
     target_pct, why = _target_pct(dx, cache, rate)
     if not why:
         return None
-    target_text, target_value = pct_or_bytes(target_pct, cache)
-    # the default 1:4 spacing between target and trigger, never above the current or default trigger
-    trigger_pct = min(ev.dirty_trigger.number, DEFAULT_DIRTY_TRIGGER, max(4 * target_value, target_value + 1))
-    trigger_text, trigger_value = pct_or_bytes(trigger_pct, cache)
+    (target_text, target_value), (trigger_text, trigger_value) = same_unit(
+        target_pct, _trigger_pct(dx, target_pct, causes), cache
+    )
+    if trigger_value >= ev.dirty_trigger.number:  # the trigger stays where it is, in the target's unit
+        trigger_text, trigger_value = same_unit(target_pct, ev.dirty_trigger.number, cache)[1]
     if target_value >= ev.dirty_target.number and trigger_value >= ev.dirty_trigger.number:
         return None
     evidence, predicted, text = _dirty_effect(dx, why, cache, target_value, rate)
@@ -138,7 +175,7 @@ def dirty_rule(dx: Diagnosis) -> Recommendation | None:
     )
 
 
-def cache_size_rule(dx: Diagnosis) -> Recommendation | None:
+def cache_size_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """A cache above mongod's default squeezes the page cache and holds more dirty data."""
     cache, ram = dx.settings.cache_bytes.value, dx.facts.ram_bytes
     default = default_cache_bytes(ram)

@@ -15,7 +15,7 @@ RECOMMENDED_EVICTION_TRIGGER = 97.0
 EVICTION_THREADS_LIMIT = 20  # WiredTiger's limit up to 8.0 (raised later by WT-15039)
 
 
-def eviction_targets_rule(dx: Diagnosis) -> Recommendation | None:
+def eviction_targets_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """Clean-page eviction: application threads evict when the cache reaches eviction_trigger."""
     ev = dx.settings.eviction
     over, used, app = dx.eviction.seconds_over_eviction_trigger, dx.eviction.used_pct_max, dx.eviction.app_evicted_pages
@@ -55,7 +55,7 @@ def eviction_targets_rule(dx: Diagnosis) -> Recommendation | None:
     )
 
 
-def threads_rule(dx: Diagnosis) -> Recommendation | None:
+def threads_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """More eviction threads when application threads are made to evict, bounded by cores and version."""
     ev = dx.settings.eviction
     app, wait, over = dx.eviction.app_evicted_pages, dx.eviction.app_wait_s, dx.eviction.seconds_over_dirty_trigger
@@ -97,7 +97,7 @@ def threads_rule(dx: Diagnosis) -> Recommendation | None:
     )
 
 
-def updates_trigger_rule(dx: Diagnosis) -> Recommendation | None:
+def updates_trigger_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """4.4+: when the updates trigger (half the dirty trigger by default) is what pulls threads in."""
     if not dx.settings.has_updates_knobs:
         return None
@@ -132,7 +132,7 @@ def updates_trigger_rule(dx: Diagnosis) -> Recommendation | None:
     )
 
 
-def updates_target_rule(dx: Diagnosis) -> Recommendation | None:
+def updates_target_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """4.4+: writes stall while no checkpoint runs, as the updates in cache reach their eviction
     target (half the dirty target unless set): lower it, so updates are evicted a little at a time."""
     if not dx.settings.has_updates_knobs:

@@ -101,7 +101,7 @@ def _change(settings: EngineSettings, new: float) -> tuple[str, Change, str]:
     return "syncdelay / storage.syncPeriodSecs", delay, note
 
 
-def interval_rule(dx: Diagnosis) -> Recommendation | None:
+def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """Checkpoint more often when checkpoints hurt and a shorter one would be short enough."""
     d = decide(dx)
     if d is None:

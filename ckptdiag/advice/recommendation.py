@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ckptdiag.advice.cause import Cause
 from ckptdiag.advice.changes import Change
 from ckptdiag.advice.commands import Commands
 from ckptdiag.engine_config import EngineSettings
@@ -79,6 +80,7 @@ class Advice:
     settings: EngineSettings
     filesystem: str | None = None
     combined: Commands = field(default_factory=Commands)
+    causes: tuple[Cause, ...] = ()  # the bottlenecks the evidence shows, most specific first
 
     @property
     def lab_overrides(self) -> dict[str, Any]:
@@ -93,6 +95,7 @@ class Advice:
         s = self.settings
         return {
             "summary": self.summary,
+            "causes": [{"kind": c.kind, "title": c.title, "evidence": list(c.evidence)} for c in self.causes],
             "current": {
                 "checkpoint_interval_s": s.interval.to_json(),
                 "journal_commit_interval_ms": s.commit_ms.to_json(),

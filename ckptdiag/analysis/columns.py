@@ -34,6 +34,7 @@ class Columns:
     disk_w_await_ms: np.ndarray
     disk_aqu_sz: np.ndarray
     repl_lag_s: np.ndarray
+    throttle_ms: np.ndarray
 
     @classmethod
     def of(cls, d: pd.DataFrame, disk: str | None) -> Columns:
@@ -68,4 +69,5 @@ class Columns:
             disk_w_await_ms=disk_col("w_await_ms"),
             disk_aqu_sz=disk_col("aqu_sz"),
             repl_lag_s=col("repl_lag_s"),
+            throttle_ms=col("throttle_ms"),
         )

@@ -80,7 +80,28 @@ def diagnose(
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),
         other_stalls=others,
         role=role,
+        disk_peak_mb_s=sustained_peak(cols.disk_wmb_s, cols.dt),
     )
+
+
+SUSTAINED_S = 1.0  # a disk's demonstrated rate: the most it wrote over this many seconds
+
+
+def sustained_peak(rate: np.ndarray, dt: np.ndarray) -> float | None:
+    """The highest rate held over ``SUSTAINED_S`` (consecutive samples' time-weighted mean): what the
+    disk has shown it can write, not what a throttled or CPU-bound checkpoint happened to average."""
+    ok = np.isfinite(rate) & np.isfinite(dt) & (dt > 0)
+    if not ok.any():
+        return None
+    amount = np.concatenate(([0.0], np.cumsum(np.where(ok, rate * dt, 0.0))))
+    span = np.concatenate(([0.0], np.cumsum(np.where(ok, dt, 0.0))))
+    ends = np.searchsorted(span, span[:-1] + SUSTAINED_S, side="left")
+    valid = ends < span.size
+    if not valid.any():
+        return float((amount[-1] - amount[0]) / span[-1]) if span[-1] > 0 else None
+    starts = np.flatnonzero(valid)
+    means = (amount[ends[valid]] - amount[starts]) / (span[ends[valid]] - span[starts])
+    return float(means.max())
 
 
 def member_role(secondary: np.ndarray) -> tuple[str | None, list[str]]:

@@ -11,6 +11,11 @@ from ckptdiag.analysis.stats import nanmax, nanmedian
 from ckptdiag.engine_config import EvictionSettings
 
 
+def _p90(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(np.percentile(finite, 90)) if finite.size else None
+
+
 def eviction_summary(
     cols: Columns, states: np.ndarray, settings: EvictionSettings, version: catalogue.Version | None
 ) -> EvictionSummary:
@@ -27,6 +32,7 @@ def eviction_summary(
         dirty_pct_p50=nanmedian(cols.dirty_pct),
         dirty_pct_max=nanmax(cols.dirty_pct),
         used_pct_max=nanmax(cols.used_pct),
+        dirty_pct_p90=_p90(cols.dirty_pct),
         seconds_over_dirty_target=float(np.sum(dt[dirty >= settings.dirty_target.number])),
         seconds_over_dirty_trigger=float(np.sum(dt[dirty >= settings.dirty_trigger.number])),
         seconds_over_eviction_trigger=float(np.sum(dt[np.nan_to_num(cols.used_pct) >= settings.trigger.number])),

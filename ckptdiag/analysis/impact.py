@@ -94,6 +94,7 @@ def _figures(cols: Columns, rows: slice, base: Baseline) -> Impact:
         dirty_pct_peak=nanmax(cols.dirty_pct[rows]),
         write_tickets_available_min=nanmin(cols.wtickets_avail[rows]),
         queued_writers_max=nanmax(cols.queue_writers[rows]),
+        throttled_ms=float(np.nansum(cols.throttle_ms[rows])) if np.isfinite(cols.throttle_ms[rows]).any() else None,
     )
 
 

@@ -38,6 +38,7 @@ class Impact:
     write_tickets_available_min: float | None = None
     queued_writers_max: float | None = None
     repl_lag_growth_s: float | None = None  # how much replication lag grew through it (a secondary)
+    throttled_ms: float | None = None  # time it waited for WiredTiger's io_capacity
     stall: bool = False
     reasons: tuple[str, ...] = ()  # why it stalled, or why a dip was not called one
 
@@ -96,6 +97,7 @@ class EvictionSummary:
     dirty_pct_p50: float | None
     dirty_pct_max: float | None
     used_pct_max: float | None
+    dirty_pct_p90: float | None  # the dirty level the workload sustains (what a trigger must stay above)
     seconds_over_dirty_target: float
     seconds_over_dirty_trigger: float
     seconds_over_eviction_trigger: float
@@ -152,6 +154,7 @@ class Diagnosis:
     timeline: pd.DataFrame | None = field(default=None, compare=False)
     other_stalls: tuple[OtherStall, ...] = ()
     role: str | None = None  # "primary" or "secondary" (replica-set members), None if not known
+    disk_peak_mb_s: float | None = None  # the data disk's highest write rate over a second in the window
 
     @property
     def stalls(self) -> int:

@@ -253,6 +253,7 @@ def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
         "wtickets_avail": c.gauge("tickets.write.available"),
         "wtickets_total": c.gauge("tickets.write.total"),
         "queue_writers": c.gauge("queue.writers"),
+        "throttle_ms": c.counter("capacity.ckpt_wait_us") / 1000,  # checkpoints held back by io_capacity
         "rtt_ms": c.gauge("rtt_ms"),  # how long serverStatus took to answer (recordings)
         "skipped": c.gauge("skipped"),  # ticks the sampler skipped because a reply was late
     }

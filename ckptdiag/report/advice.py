@@ -31,6 +31,10 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
     if not advice.recommendations:
         return [Text(f"Recommendations: {advice.summary}", style="bold green")]
     out: list[RenderableType] = [Text(f"Recommendations: {advice.summary}", style="bold")]
+    for cause in advice.causes:
+        body = Text(f"cause: {cause.title}\n", style="bold")
+        body.append("\n".join(f"• {line}" for line in cause.evidence))
+        out.append(body)
     for i, r in enumerate(advice.recommendations, 1):
         body = Text()
         if r.kind == "setting":
@@ -72,6 +76,8 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
 def advice_markdown(advice: Advice) -> list[str]:
     """Markdown lines: a section per recommendation with its commands in code blocks."""
     out = ["## Recommendations", "", f"**{advice.summary}**", ""]
+    for cause in advice.causes:
+        out += [f"### Cause: {cause.title}", "", *(f"- {line}" for line in cause.evidence), ""]
     for i, r in enumerate(advice.recommendations, 1):
         out += [f"### {i}. {'check' if r.kind == 'note' else 'change'}: {r.title}", ""]
         if r.kind == "setting":

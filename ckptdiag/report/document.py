@@ -98,6 +98,7 @@ def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
             "util_pct_peak": num(m.util_pct_peak, 1),
             "await_ms_peak": num(m.await_ms_peak, 2),
             "aqu_sz_peak": num(m.aqu_sz_peak, 2),
+            "throttled_ms": num(m.throttled_ms, 1),
         },
         "eviction": {
             "app_evicted_pages": num(m.app_evicted_pages, 0),
@@ -164,6 +165,7 @@ def _checkpoints_json(dx: Diagnosis) -> dict[str, Any]:
         "duration_s": _stats([e.duration_s for e in dx.episodes if e.duration_s is not None]),
         "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
         "disk": dx.disk,
+        "disk_peak_mb_s": num(dx.disk_peak_mb_s, 2),
         "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
     }
 
@@ -175,6 +177,7 @@ def _eviction_json(dx: Diagnosis) -> dict[str, Any]:
         "dirty_pct_p50": num(ev.dirty_pct_p50),
         "dirty_pct_max": num(ev.dirty_pct_max),
         "used_pct_max": num(ev.used_pct_max),
+        "dirty_pct_p90": num(ev.dirty_pct_p90),
         "seconds_over_dirty_target": num(ev.seconds_over_dirty_target),
         "seconds_over_dirty_trigger": num(ev.seconds_over_dirty_trigger),
         "seconds_over_eviction_trigger": num(ev.seconds_over_eviction_trigger),

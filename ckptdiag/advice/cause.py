@@ -1,0 +1,152 @@
+"""The cause the evidence shows, named before anything is prescribed.
+
+Each diagnosis whose checkpoints hurt is classified into the bottlenecks its figures show, most
+specific first: WiredTiger throttled by its own configuration (``io_capacity``); the data disk
+saturated during checkpoints; writes waiting for the journal behind the checkpoint's sync;
+eviction unable to keep up while the disk is not saturated; a cache larger than the host can
+spare. The summary and the advice lead with them, and the rules follow them (a rule that would
+feed a bottleneck the evidence shows is not given).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ckptdiag.advice.text import mb
+from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.verdict import hurts
+from ckptdiag.engine_config import default_cache_bytes
+
+SATURATED_UTIL_PCT = 90.0  # %util a disk shows when it takes no more
+STOPPED_OPS_RATIO = 0.1  # writes stop: at most 10 % of the usual in the typical checkpoint
+CACHE_OVER_DEFAULT = 1.05
+
+IO_THROTTLED = "io-throttled"
+DISK_SATURATED = "disk-saturated"
+JOURNAL_BEHIND = "journal-behind-checkpoint"
+EVICTION_BEHIND = "eviction-behind"
+CACHE_OVERSIZED = "cache-oversized"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One bottleneck the evidence shows, with the figures that show it."""
+
+    kind: str
+    title: str
+    evidence: tuple[str, ...]
+
+
+def _hurting(dx: Diagnosis) -> list[Episode]:
+    return [e for e in dx.episodes if hurts(e) and e.evidence != "disk-burst"]
+
+
+def _median(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def _throttled(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
+    cap = dx.settings.io_capacity
+    waited = sum(e.impact.throttled_ms or 0.0 for e in hurting) / 1000
+    if not (cap.value and cap.value > 0) and waited <= 0:
+        return None
+    evidence = []
+    if cap.value:
+        evidence.append(
+            f"io_capacity=(total={mb(cap.value)}) a second ({cap.source}): WiredTiger holds its writes to it"
+        )
+    if waited > 0:
+        evidence.append(f"checkpoints waited {waited:.1f} s for it in the {len(hurting)} that hurt")
+    rates = [e.impact.write_mb_s_peak for e in hurting if e.impact.write_mb_s_peak is not None]
+    if rates and dx.disk_peak_mb_s:
+        evidence.append(
+            f"checkpoints wrote at most {max(rates):.0f} MB/s; the disk has shown {dx.disk_peak_mb_s:.0f} MB/s "
+            "in this window"
+        )
+    return Cause(IO_THROTTLED, "WiredTiger throttles its own writes (io_capacity)", tuple(evidence))
+
+
+def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
+    saturated = [e for e in hurting if (e.impact.util_pct_peak or 0) >= SATURATED_UTIL_PCT]
+    if not dx.disk or not saturated or len(saturated) * 2 < len(hurting):
+        return None
+    awaits = [e.impact.await_ms_peak for e in saturated if e.impact.await_ms_peak is not None]
+    evidence = [
+        f"{dx.disk} {SATURATED_UTIL_PCT:.0f} %+ busy in {len(saturated)} of {len(hurting)} checkpoints that hurt"
+    ]
+    if dx.disk_peak_mb_s:
+        evidence.append(f"it writes at most {dx.disk_peak_mb_s:.0f} MB/s (its highest second in this window)")
+    if awaits:
+        evidence.append(f"write await up to {max(awaits):.0f} ms during them")
+    return Cause(DISK_SATURATED, f"the data disk ({dx.disk}) is saturated during checkpoints", tuple(evidence))
+
+
+def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
+    kept = _median([e.impact.ops_ratio for e in hurting if e.impact.ops_ratio is not None])
+    slow = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
+    evicting = dx.eviction.app_evicted_pages > 0 or dx.eviction.app_wait_s > 0
+    if kept is None or kept > STOPPED_OPS_RATIO or not slow or evicting:
+        return None
+    return Cause(
+        JOURNAL_BEHIND,
+        "writes wait for the journal behind the checkpoint's sync",
+        (
+            f"writes stop while a checkpoint runs ({100 * kept:.0f} % of usual in the typical one) and their "
+            f"latency rises in {len(slow)} of {len(hurting)}",
+            "no application-thread eviction and no cache wait: the writes wait for I/O, not for the cache",
+        ),
+    )
+
+
+def _eviction(dx: Diagnosis, hurting: list[Episode], disk_saturated: bool) -> Cause | None:
+    ev = dx.eviction
+    if disk_saturated or not (ev.app_evicted_pages > 0 or ev.app_wait_s > 0 or ev.seconds_over_dirty_trigger > 0):
+        return None
+    evidence = [f"application threads evicted {ev.app_evicted_pages:,.0f} pages and waited {ev.app_wait_s:.1f} s"]
+    if ev.dirty_pct_p90 is not None:
+        settings = dx.settings.eviction
+        evidence.append(
+            f"dirty data at {ev.dirty_pct_p90:.0f} % of the cache or less 90 % of the time "
+            f"(target {settings.dirty_target.number:g} %, trigger {settings.dirty_trigger.number:g} %)"
+        )
+    utils = [e.impact.util_pct_peak for e in hurting if e.impact.util_pct_peak is not None]
+    if utils:
+        evidence.append(
+            f"the disk was at most {max(utils):.0f} % busy in the checkpoints that hurt: not the bottleneck"
+        )
+    return Cause(
+        EVICTION_BEHIND, "eviction cannot keep up with the writes (the disk is not saturated)", tuple(evidence)
+    )
+
+
+def _cache(dx: Diagnosis) -> Cause | None:
+    cache, ram = dx.settings.cache_bytes.value, dx.facts.ram_bytes
+    default = default_cache_bytes(ram)
+    if not cache or not ram or not default or cache <= default * CACHE_OVER_DEFAULT:
+        return None
+    return Cause(
+        CACHE_OVERSIZED,
+        "the cache is larger than this host can spare",
+        (
+            f"cache {mb(cache)} of {mb(ram)} RAM ({100 * cache / ram:.0f} %); mongod's default here is {mb(default)}",
+            f"{mb(ram - cache)} left to the page cache, connections and the file system's dirty data",
+        ),
+    )
+
+
+def classify(dx: Diagnosis) -> tuple[Cause, ...]:
+    """The bottlenecks this diagnosis shows, most specific first (none for a server judged ok)."""
+    if dx.severity == "ok":
+        return ()
+    hurting = _hurting(dx)
+    disk = _disk(dx, hurting)
+    found = [
+        _throttled(dx, hurting),
+        disk,
+        _journal(dx, hurting),
+        _eviction(dx, hurting, disk is not None),
+        _cache(dx),
+    ]
+    return tuple(c for c in found if c is not None)

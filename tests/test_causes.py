@@ -1,0 +1,133 @@
+"""Advice that names the cause first and cannot make a server worse (issue shapes from real servers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from synth import Server
+
+from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
+from ckptdiag.advice.changes import EngineChange
+from ckptdiag.advice.recommendation import Recommendation
+from ckptdiag.advice.rules import lowers_a_trigger, recommend, without_contradictions
+from ckptdiag.analysis.diagnosis import diagnose
+from ckptdiag.analysis.series import derive
+from ckptdiag.engine_config import percent_of_cache
+from ckptdiag.facts import ServerFacts
+
+GB = 2**30
+
+
+def _busy_server_idle_disk() -> pd.DataFrame:
+    """A real 8.0 server's shape: a 14.9 GB cache with 10-17 % dirty throughout, application threads
+    evicting heavily, checkpoints back to back, the disk far from saturated."""
+    server = Server(seconds=900, period=6.0, duration=6.0, first_start=30.3, ops=46_000, stall_ops=20_000)
+    frame = server.frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    frame["cache.max_bytes"] = 14.9 * GB
+    frame["cache.dirty_bytes"] = (0.135 + 0.035 * np.sin(rel / 17)) * 14.9 * GB  # 10-17 %
+    frame["cache.app_evicted_pages"] = rel * 1_700  # ~1.5 M pages in the window
+    frame["disk.vda.tot_ticks"] = np.floor(rel * 360)  # 36 % busy
+    return frame
+
+
+def test_a_busy_server_with_an_idle_disk_never_gets_a_trigger_below_what_it_sustains() -> None:
+    frame = _busy_server_idle_disk()
+    for config in ("", "eviction_dirty_target=10,eviction_dirty_trigger=30"):
+        dx = diagnose(derive(frame), ServerFacts(version="8.0.4", cores=16, config_string=config or None))
+        advice = recommend(dx)
+        sustained = dx.eviction.dirty_pct_p90
+        assert sustained is not None and sustained > 10
+        kinds = [c.kind for c in advice.causes]
+        assert EVICTION_BEHIND in kinds and DISK_SATURATED not in kinds
+        assert advice.summary.startswith("eviction cannot keep up")
+        cache = dx.settings.cache_bytes.value
+        for rec in advice.recommendations:
+            change = rec.change
+            if not isinstance(change, EngineChange):
+                continue
+            for key in ("eviction_dirty_trigger", "eviction_updates_trigger"):
+                if key in change.set:
+                    value = percent_of_cache(change.set[key], cache)
+                    assert value is not None and value > sustained, (config, rec.id, change.set)
+        assert not any(lowers_a_trigger(r, cache) for r in advice.recommendations)
+
+
+def _throttled_server() -> tuple[pd.DataFrame, ServerFacts]:
+    """WiredTiger throttled by its own config: io_capacity 60 MB, 42 s checkpoints, throughput at 15-40 %."""
+    server = Server(seconds=900, period=60.0, duration=42.0, stall_ops=250.0, stall_latency_ms=8.0, mb_per_s=60.0)
+    frame = server.frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    running = np.zeros(rel.size)
+    for start, end in server.checkpoints():
+        running += (rel >= start) & (rel < end)
+    frame["capacity.ckpt_wait_us"] = np.cumsum(running) * 400_000  # 0.4 s of each second waiting for it
+    frame["disk.vda.tot_ticks"] = np.floor(np.cumsum(np.where(running > 0, 700.0, 50.0)))  # 70 %: room left
+    config = "io_capacity=(total=60MB)"
+    return frame, ServerFacts(version="7.0.21", config_string=config, cores=8)
+
+
+def test_a_config_that_throttles_its_own_writes_gets_the_throttle_named_and_a_change_to_it() -> None:
+    frame, facts = _throttled_server()
+    dx = diagnose(derive(frame), facts)
+    assert dx.severity != "ok"
+    advice = recommend(dx)
+    assert advice.causes and advice.causes[0].kind == IO_THROTTLED
+    assert advice.summary.startswith("WiredTiger throttles its own writes (io_capacity)")
+    assert any("io_capacity=(total=60 MB)" in line for line in advice.causes[0].evidence)
+    rec = next(r for r in advice.recommendations if r.id == "io-capacity")
+    assert isinstance(rec.change, EngineChange) and rec.change.set == {"io_capacity": "(total=0)"}
+    assert "io_capacity=(total=0)" in (rec.apply_runtime or "")
+    assert "io_capacity=(total=62914560)" in (rec.revert_runtime or "")
+    # the throttle is the cause: nothing is sized from the throttled checkpoints' write rate
+    assert not any(r.id == "eviction-dirty" and "disk" in " ".join(r.evidence) for r in advice.recommendations)
+
+
+@pytest.mark.parametrize("cache_gb", [0.25, 1, 4, 16, 64, 200])
+@pytest.mark.parametrize("dirty_share", [0.01, 0.05, 0.2])
+def test_no_recommendation_mixes_units_in_one_setting_pair(cache_gb: float, dirty_share: float) -> None:
+    frame = Server(seconds=900, period=60, duration=1.8, mb_per_s=44.0, ops=2000, stall_ops=600).frame()
+    frame["cache.max_bytes"] = cache_gb * GB
+    frame["cache.dirty_bytes"] = dirty_share * cache_gb * GB
+    for config in (None, "eviction_dirty_target=40,eviction_dirty_trigger=60"):
+        advice = recommend(diagnose(derive(frame), ServerFacts(version="7.0.21", config_string=config)))
+        for rec in advice.recommendations:
+            if isinstance(rec.change, EngineChange) and "eviction_dirty_target" in rec.change.set:
+                units = {
+                    value.endswith("MB") for key, value in rec.change.set.items() if key.startswith("eviction_dirty")
+                }
+                assert len(units) == 1, rec.change.set
+
+
+def _rec(id_: str, change: EngineChange | None) -> Recommendation:
+    return Recommendation(id_, "setting", "x", "t", None, "", None, (), {}, "", (), "low", "", change)
+
+
+def test_contradictory_pairs_are_never_emitted() -> None:
+    lower = _rec("eviction-dirty", EngineChange({"eviction_dirty_trigger": "1"}, {"eviction_dirty_trigger": "20"}))
+    raise_ = _rec(
+        "eviction-updates", EngineChange({"eviction_updates_trigger": "20"}, {"eviction_updates_trigger": "10"})
+    )
+    interval = _rec("checkpoint-interval", None)
+    assert lowers_a_trigger(lower, GB) and not lowers_a_trigger(raise_, GB)
+    kept = without_contradictions([interval, lower, raise_], GB)
+    assert [r.id for r in kept] == ["checkpoint-interval", "eviction-updates"]
+    assert [r.id for r in without_contradictions([interval, lower], GB)] == ["checkpoint-interval", "eviction-dirty"]
+
+
+def test_a_healthy_server_still_gets_no_change() -> None:
+    advice = recommend(diagnose(derive(Server(stall=False, seconds=900).frame()), ServerFacts(version="8.0.4")))
+    assert advice.causes == () and advice.recommendations == ()
+
+
+def _kinds(frame: pd.DataFrame, **facts: Any) -> list[str]:
+    return [c.kind for c in recommend(diagnose(derive(frame), ServerFacts(**facts))).causes]
+
+
+def test_a_saturated_disk_is_named_as_the_cause() -> None:
+    # the synthetic server's disk is 100 % busy while it checkpoints
+    kinds = _kinds(Server(seconds=900, period=60, duration=2.0).frame(), version="7.0.21")
+    assert kinds[0] == DISK_SATURATED
