@@ -367,6 +367,14 @@ class LabEngine:
             "globalLock": {"currentQueue": {"total": 0, "readers": 0, "writers": 0}},
             "opcounters": {"insert": ops, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0},
             "opLatencies": {"reads": {"latency": 0, "ops": 0}, "writes": writes, "commands": {"latency": 0, "ops": 0}},
+            # a standalone mongod reports its (idle) replication counters too
+            "opcountersRepl": {"insert": 0, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0},
+            "metrics": {
+                "repl": {
+                    "apply": {"batchSize": 0, "batches": {"num": 0, "totalMillis": 0}, "ops": 0},
+                    "buffer": {"apply": {"count": 0, "sizeBytes": 0, "maxSizeBytes": 0}},
+                }
+            },
             "queues": {
                 "execution": {rw: {"out": 0, "available": 128, "totalTickets": 128} for rw in ("read", "write")}
             },
