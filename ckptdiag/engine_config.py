@@ -112,15 +112,11 @@ def percent_of_cache(value: str, cache_bytes: float | None) -> float | None:
     (10.0, 50.0, None)
     """
     text = value.strip().lower()
-    digits = text.rstrip("kmgtb")
-    try:
-        number = float(digits)
-    except ValueError:
+    size = _size(text)
+    if size is None:
         return None
-    unit = text[len(digits) :]
-    if not unit and number <= 100:
-        return number
-    size = number * _UNITS.get(unit or "b", 1)
+    if text.rstrip("kmgtb") == text and size <= 100:  # no unit and at most 100: a percentage
+        return size
     return 100 * size / cache_bytes if cache_bytes else None
 
 

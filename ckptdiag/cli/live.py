@@ -15,6 +15,7 @@ from ckptdiag.cli.options import (
     parse_duration,
     report_options,
     resolve_format,
+    sampling_options,
     stop_signals,
 )
 from ckptdiag.cli.output import err
@@ -39,36 +40,13 @@ from ckptdiag.status import ExitStatus
     help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes.",
 )
 @click.option(
-    "-i",
-    "--interval",
-    type=click.FloatRange(0.1, 3600),
-    default=1.0,
-    show_default=True,
-    help="Seconds between samples.",
-)
-@click.option(
     "-d",
     "--duration",
     default=None,
     metavar="DURATION",
     help="Stop after this long (90, 90s, 10m, 2h) [default: until Ctrl-C].",
 )
-@click.option(
-    "--device",
-    "devices",
-    multiple=True,
-    metavar="NAME",
-    help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
-)
-@click.option(
-    "--source",
-    "source",
-    type=click.Choice(["serverStatus", "diagnostic"]),
-    default="serverStatus",
-    show_default=True,
-    help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own, even "
-    "from another host (needs clusterMonitor and read on local).",
-)
+@sampling_options
 @click.pass_context
 def record(
     ctx: click.Context,
@@ -129,29 +107,7 @@ def record(
     metavar="DURATION",
     help="How long to record before reporting (90, 90s, 10m, 2h); Ctrl-C reports early.",
 )
-@click.option(
-    "-i",
-    "--interval",
-    type=click.FloatRange(0.1, 3600),
-    default=1.0,
-    show_default=True,
-    help="Seconds between samples.",
-)
-@click.option(
-    "--device",
-    "devices",
-    multiple=True,
-    metavar="NAME",
-    help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
-)
-@click.option(
-    "--source",
-    type=click.Choice(["serverStatus", "diagnostic"]),
-    default="serverStatus",
-    show_default=True,
-    help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own "
-    "(needs clusterMonitor and read on local).",
-)
+@sampling_options
 @click.option(
     "--save",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -84,6 +84,37 @@ def connection_options(func: F) -> F:
     return _with_options(func, options)
 
 
+def sampling_options(func: F) -> F:
+    """How a live server is sampled: how often, which disks, and through which command."""
+    options = [
+        click.option(
+            "-i",
+            "--interval",
+            type=click.FloatRange(0.1, 3600),
+            default=1.0,
+            show_default=True,
+            help="Seconds between samples.",
+        ),
+        click.option(
+            "--device",
+            "devices",
+            multiple=True,
+            metavar="NAME",
+            help="Disk to watch in /proc/diskstats (repeatable) [default: the disks under dbPath].",
+        ),
+        click.option(
+            "--source",
+            "source",
+            type=click.Choice(["serverStatus", "diagnostic"]),
+            default="serverStatus",
+            show_default=True,
+            help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own, even "
+            "from another host (needs clusterMonitor and read on local).",
+        ),
+    ]
+    return _with_options(func, options)
+
+
 def parse_duration(text: str | None) -> float | None:
     """``90``, ``90s``, ``10m``, ``2h`` -> seconds.
 
