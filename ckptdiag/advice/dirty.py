@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
@@ -51,45 +52,80 @@ def shown(setting: str) -> str:
     return setting if setting.endswith("MB") else f"{setting} %"
 
 
-def _target_pct(dx: Diagnosis, cache: float, rate: float | None) -> tuple[float, list[str]]:
-    """The dirty target to aim for (% of the cache) and why it differs from the one in force;
+def _target_pct(dx: Diagnosis, cache: float, rate: float | None) -> tuple[float, bool, float | None]:
+    """The dirty target to aim for (% of the cache) -> (target, whether the one in force is raised
+    above the default, the target the disk sizing started from, or None when it did not apply);
     ``rate`` (the disk's demonstrated write rate, bytes/s) only where the disk is what saturates."""
     ev = dx.settings.eviction
     target_pct = min(ev.dirty_target.number, DEFAULT_DIRTY_TARGET)
-    why: list[str] = []
-    if ev.dirty_target.number > DEFAULT_DIRTY_TARGET:
-        why.append(f"eviction_dirty_target is {ev.dirty_target.number:g} % (default {DEFAULT_DIRTY_TARGET:g} %)")
+    raised = ev.dirty_target.number > DEFAULT_DIRTY_TARGET
     dirty_max = dx.eviction.dirty_pct_max
     reaches_target = dirty_max is not None and dirty_max >= DIRTY_NEAR_TARGET * target_pct
     if rate and reaches_target:
-        # the dirty data at the target should fit in DIRTY_BURST_S of this disk's checkpoint rate
+        # the dirty data at the target should fit in DIRTY_BURST_S of this disk's rate
         fit = 100 * rate * DIRTY_BURST_S / cache
         if fit < target_pct * 0.8:
-            why.append(
-                f"{target_pct:g} % of a {mb(cache)} cache is {mb(target_pct / 100 * cache)} of dirty data: "
-                f"{target_pct / 100 * cache / rate:.1f} s of what this disk has shown it writes "
-                f"({rate / 2**20:.0f} MB/s)"
-            )
-            target_pct = fit
-    return target_pct, why
+            return fit, raised, target_pct
+    return target_pct, raised, None
 
 
-def _dirty_effect(
-    dx: Diagnosis, why: list[str], cache: float, target_value: float, rate: float | None
-) -> tuple[tuple[str, ...], dict[str, float], str]:
-    """The evidence of a lower dirty target and its predicted effect -> (evidence, figures, text)."""
+@dataclass(frozen=True)
+class DirtyDecision:
+    """A lower dirty target (and the trigger beside it, in one unit), and the figures behind it."""
+
+    target: tuple[str, float]  # as WiredTiger takes it, and in % of the cache
+    trigger: tuple[str, float]
+    cache: float
+    raised: bool  # the target in force is above the default
+    sized_from: float | None  # the target the disk sizing started from (% of the cache), if it applied
+    rate: float | None  # the disk's demonstrated write rate (bytes/s) it was sized by
+
+
+def decide_dirty(dx: Diagnosis, causes: frozenset[str]) -> DirtyDecision | None:
+    """The dirty target and trigger to recommend, or None."""
+    ev = dx.settings.eviction
+    cache = dx.settings.cache_bytes.value
+    if not any(hurts(e) for e in dx.episodes) or not cache:
+        return None
+    rate = _disk_rate(dx, causes)
+    target_pct, raised, sized_from = _target_pct(dx, cache, rate)
+    if not raised and sized_from is None:
+        return None
+    target, trigger = same_unit(target_pct, _trigger_pct(dx, target_pct, causes), cache)
+    if trigger[1] >= ev.dirty_trigger.number:  # the trigger stays where it is, in the target's unit
+        trigger = same_unit(target_pct, ev.dirty_trigger.number, cache)[1]
+    if target[1] >= ev.dirty_target.number and trigger[1] >= ev.dirty_trigger.number:
+        return None
+    return DirtyDecision(target, trigger, cache, raised, sized_from, rate)
+
+
+def _dirty_evidence(dx: Diagnosis, d: DirtyDecision) -> tuple[str, ...]:
+    ev, cache = dx.settings.eviction, d.cache
+    evidence = []
+    if d.raised:
+        evidence.append(f"eviction_dirty_target is {ev.dirty_target.number:g} % (default {DEFAULT_DIRTY_TARGET:g} %)")
+    if d.sized_from is not None and d.rate:
+        evidence.append(
+            f"{d.sized_from:g} % of a {mb(cache)} cache is {mb(d.sized_from / 100 * cache)} of dirty data: "
+            f"{d.sized_from / 100 * cache / d.rate:.1f} s of what this disk has shown it writes "
+            f"({d.rate / 2**20:.0f} MB/s)"
+        )
     peak = median(episode_figures(finished(dx), lambda m: m.dirty_pct_peak))
-    evidence = [*why]
     if peak is not None:
         evidence.append(f"dirty cache peaks at {peak:.0f} % ({mb(peak / 100 * cache)}) in the checkpoints that hurt")
-    bytes_after = target_value / 100 * cache
+    return tuple(evidence)
+
+
+def _dirty_effect(dx: Diagnosis, d: DirtyDecision) -> tuple[dict[str, float], str]:
+    """The predicted effect of a lower dirty target -> (figures, text)."""
+    bytes_after = d.target[1] / 100 * d.cache
     predicted: dict[str, float] = {"dirty_bytes_at_target": bytes_after}
-    now_bytes = dx.settings.eviction.dirty_target.number / 100 * cache
+    now_bytes = dx.settings.eviction.dirty_target.number / 100 * d.cache
     text = f"at most ~{mb(bytes_after)} of dirty data waits for a checkpoint (now {mb(now_bytes)})"
-    if rate:
-        predicted["checkpoint_s_upper_bound"] = bytes_after / rate
-        text += f", ~{bytes_after / rate:.1f} s at this disk's {rate / 2**20:.0f} MB/s"
-    return tuple(evidence), predicted, text
+    if d.rate:
+        predicted["checkpoint_s_upper_bound"] = bytes_after / d.rate
+        text += f", ~{bytes_after / d.rate:.1f} s at this disk's {d.rate / 2**20:.0f} MB/s"
+    return predicted, text
 
 
 def _disk_rate(dx: Diagnosis, causes: frozenset[str]) -> float | None:
@@ -120,23 +156,15 @@ def _trigger_pct(dx: Diagnosis, target_pct: float, causes: frozenset[str]) -> fl
 
 def dirty_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
     """Dirty target/trigger: lower them where checkpoints that hurt find too much dirty data."""
+    d = decide_dirty(dx, causes)
+    return None if d is None else _dirty_worded(dx, d)
+
+
+def _dirty_worded(dx: Diagnosis, d: DirtyDecision) -> Recommendation:
+    """A dirty-target decision, worded for the DBA who applies it."""
     ev = dx.settings.eviction
-    cache = dx.settings.cache_bytes.value
-    if not any(hurts(e) for e in dx.episodes) or not cache:
-        return None
-    rate = _disk_rate(dx, causes)
-    target_pct, why = _target_pct(dx, cache, rate)
-    if not why:
-        return None
-    (target_text, target_value), (trigger_text, trigger_value) = same_unit(
-        target_pct, _trigger_pct(dx, target_pct, causes), cache
-    )
-    if trigger_value >= ev.dirty_trigger.number:  # the trigger stays where it is, in the target's unit
-        trigger_text, trigger_value = same_unit(target_pct, ev.dirty_trigger.number, cache)[1]
-    if target_value >= ev.dirty_target.number and trigger_value >= ev.dirty_trigger.number:
-        return None
-    evidence, predicted, text = _dirty_effect(dx, why, cache, target_value, rate)
-    raised = ev.dirty_target.number > DEFAULT_DIRTY_TARGET
+    (target_text, target_value), (trigger_text, trigger_value) = d.target, d.trigger
+    predicted, text = _dirty_effect(dx, d)
     return Recommendation(
         id="eviction-dirty",
         kind="setting",
@@ -145,7 +173,7 @@ def dirty_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommend
         current={"eviction_dirty_target": ev.dirty_target.number, "eviction_dirty_trigger": ev.dirty_trigger.number},
         current_source=ev.dirty_target.source,
         recommended={"eviction_dirty_target": target_text, "eviction_dirty_trigger": trigger_text},
-        evidence=evidence,
+        evidence=_dirty_evidence(dx, d),
         predicted=predicted,
         predicted_text=text,
         tradeoffs=(
@@ -155,11 +183,11 @@ def dirty_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommend
             f"application threads evict when dirty data reaches the trigger ({shown(trigger_text)}): "
             "keep it well above the target",
         ),
-        confidence="high" if raised else "medium",
+        confidence="high" if d.raised else "medium",
         confidence_why=(
             "dirty targets above the defaults let checkpoints find that much dirty data"
-            if raised
-            else "sized from this run's checkpoint write rate; eviction must keep up with the write load"
+            if d.raised
+            else "sized from what this disk has shown it writes; eviction must keep up with the write load"
         ),
         change=EngineChange(
             {"eviction_dirty_target": target_text, "eviction_dirty_trigger": trigger_text},

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb, plural
-from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.results import Diagnosis, OtherStall
 from ckptdiag.engine_config import DEFAULT_DIRTY_TARGET, DEFAULT_EVICTION_THREADS
 
 RECOMMENDED_EVICTION_TARGET = 75.0
@@ -15,7 +16,18 @@ RECOMMENDED_EVICTION_TRIGGER = 97.0
 EVICTION_THREADS_LIMIT = 20  # WiredTiger's limit up to 8.0 (raised later by WT-15039)
 
 
-def eviction_targets_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+@dataclass(frozen=True)
+class TargetsDecision:
+    """What the eviction targets rule decided, as figures."""
+
+    target: float
+    trigger: float
+    used: float | None
+    over: float
+    app: float
+
+
+def decide_eviction_targets(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> TargetsDecision | None:
     """Clean-page eviction: application threads evict when the cache reaches eviction_trigger."""
     ev = dx.settings.eviction
     over, used, app = dx.eviction.seconds_over_eviction_trigger, dx.eviction.used_pct_max, dx.eviction.app_evicted_pages
@@ -25,6 +37,19 @@ def eviction_targets_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -
     trigger = max(ev.trigger.number, RECOMMENDED_EVICTION_TRIGGER)
     if target == ev.target.number and trigger == ev.trigger.number:
         return None
+    return TargetsDecision(target, trigger, used, over, app)
+
+
+def eviction_targets_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+    """Clean-page eviction: application threads evict when the cache reaches eviction_trigger."""
+    d = decide_eviction_targets(dx, causes)
+    return None if d is None else _eviction_targets_worded(dx, d)
+
+
+def _eviction_targets_worded(dx: Diagnosis, d: TargetsDecision) -> Recommendation:
+    """The decision, worded for the DBA who applies it."""
+    ev = dx.settings.eviction
+    target, trigger, used, over, app = d.target, d.trigger, d.used, d.over, d.app
     return Recommendation(
         id="eviction-target",
         kind="setting",
@@ -55,7 +80,21 @@ def eviction_targets_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -
     )
 
 
-def threads_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+@dataclass(frozen=True)
+class ThreadsDecision:
+    """What the threads rule decided, as figures."""
+
+    new_min: int
+    new_max: int
+    cur_min: int
+    cur_max: int
+    cores: int | None
+    app: float
+    wait: float
+    over: float
+
+
+def decide_threads(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> ThreadsDecision | None:
     """More eviction threads when application threads are made to evict, bounded by cores and version."""
     ev = dx.settings.eviction
     app, wait, over = dx.eviction.app_evicted_pages, dx.eviction.app_wait_s, dx.eviction.seconds_over_dirty_trigger
@@ -68,6 +107,20 @@ def threads_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomme
     if new_max <= cur_max:
         return None
     new_min = max(cur_min, new_max // 2)
+    return ThreadsDecision(new_min, new_max, cur_min, cur_max, cores, app, wait, over)
+
+
+def threads_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+    """More eviction threads when application threads are made to evict, bounded by cores and version."""
+    d = decide_threads(dx, causes)
+    return None if d is None else _threads_worded(dx, d)
+
+
+def _threads_worded(dx: Diagnosis, d: ThreadsDecision) -> Recommendation:
+    """The decision, worded for the DBA who applies it."""
+    ev = dx.settings.eviction
+    new_min, new_max, cur_min, cur_max = d.new_min, d.new_max, d.cur_min, d.cur_max
+    cores, app, wait, over = d.cores, d.app, d.wait, d.over
     return Recommendation(
         id="eviction-threads",
         kind="setting",
@@ -97,7 +150,17 @@ def threads_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomme
     )
 
 
-def updates_trigger_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+@dataclass(frozen=True)
+class UpdatesTriggerDecision:
+    """What the updates trigger rule decided, as figures."""
+
+    trigger: float
+    dirty_trigger: float
+    over: float
+    app: float
+
+
+def decide_updates_trigger(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> UpdatesTriggerDecision | None:
     """4.4+: when the updates trigger (half the dirty trigger by default) is what pulls threads in."""
     if not dx.settings.has_updates_knobs:
         return None
@@ -106,6 +169,19 @@ def updates_trigger_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) ->
     trigger, dirty_trigger = ev.updates_trigger.number, ev.dirty_trigger.number
     if over <= 0 or app <= 0 or trigger >= dirty_trigger:
         return None
+    return UpdatesTriggerDecision(trigger, dirty_trigger, over, app)
+
+
+def updates_trigger_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+    """4.4+: when the updates trigger (half the dirty trigger by default) is what pulls threads in."""
+    d = decide_updates_trigger(dx, causes)
+    return None if d is None else _updates_trigger_worded(dx, d)
+
+
+def _updates_trigger_worded(dx: Diagnosis, d: UpdatesTriggerDecision) -> Recommendation:
+    """The decision, worded for the DBA who applies it."""
+    ev = dx.settings.eviction
+    trigger, dirty_trigger, over, app = d.trigger, d.dirty_trigger, d.over, d.app
     return Recommendation(
         id="eviction-updates",
         kind="setting",
@@ -132,7 +208,18 @@ def updates_trigger_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) ->
     )
 
 
-def updates_target_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+@dataclass(frozen=True)
+class UpdatesTargetDecision:
+    """What the updates target rule decided, as figures."""
+
+    new: int
+    target: float
+    trigger: float
+    hit: tuple[OtherStall, ...]
+    cache: float | None
+
+
+def decide_updates_target(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> UpdatesTargetDecision | None:
     """4.4+: writes stall while no checkpoint runs, as the updates in cache reach their eviction
     target (half the dirty target unless set): lower it, so updates are evicted a little at a time."""
     if not dx.settings.has_updates_knobs:
@@ -145,6 +232,20 @@ def updates_target_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> 
     # at or under WiredTiger's default ratio already: the pauses are not this setting's doing
     if not hit or target <= DEFAULT_DIRTY_TARGET / 2 or new >= trigger:
         return None
+    return UpdatesTargetDecision(new, target, trigger, tuple(hit), cache)
+
+
+def updates_target_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
+    """4.4+: writes stall while no checkpoint runs, as the updates in cache reach their eviction
+    target (half the dirty target unless set): lower it, so updates are evicted a little at a time."""
+    d = decide_updates_target(dx, causes)
+    return None if d is None else _updates_target_worded(dx, d)
+
+
+def _updates_target_worded(dx: Diagnosis, d: UpdatesTargetDecision) -> Recommendation:
+    """The decision, worded for the DBA who applies it."""
+    ev = dx.settings.eviction
+    new, target, trigger, hit, cache = d.new, d.target, d.trigger, d.hit, d.cache
     first = hit[0]
     size = f" ({mb(target / 100 * cache)} of a {mb(cache)} cache)" if cache else ""
     return Recommendation(
