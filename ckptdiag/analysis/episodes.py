@@ -146,7 +146,7 @@ def _from_counters(c: _Counters) -> list[Episode]:
     n = c.t.size
     episodes: list[Episode] = []
     pending: deque[_Begun] = deque()
-    for k in range(n):
+    for k in _eventful(c):
         if not np.isfinite(c.starts[k]):  # the first sample, or after a restart
             episodes.extend(_unfinished(c, pending, k - 1))
             pending.clear()
@@ -161,6 +161,23 @@ def _from_counters(c: _Counters) -> list[Episode]:
             episodes.append(_finished(c, pending.popleft(), k, duration, exact, shared=ended > 1))
     episodes.extend(_unfinished(c, pending, n - 1))
     return episodes
+
+
+def _eventful(c: _Counters) -> np.ndarray:
+    """The rows at which something can happen (linear in the samples, whatever the counters say):
+    a stretch begins, a checkpoint begins or total time moves, or the flag comes down or is
+    missing. A checkpoint pending at any other row is still running there (the flag is up), and
+    with none pending nothing happens."""
+    starts, total, flag = c.starts, c.total_ms, c.running
+    with np.errstate(invalid="ignore"):
+        rows = ~np.isfinite(starts) | (starts > 0) | (total > 0)
+        if c.has_flag:
+            before = np.concatenate(([np.nan], flag[:-1]))
+            rows |= np.isnan(flag) | ((before == 1) & (flag != 1))
+        else:
+            rows |= np.concatenate(((total[1:] > 0), [False]))  # the lookahead of still_running
+    result: np.ndarray = np.flatnonzero(rows)
+    return result
 
 
 def _window(c: _Counters, b: _Begun, k: int, d: float | None) -> tuple[float, float]:

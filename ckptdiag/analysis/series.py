@@ -38,6 +38,7 @@ def _seam(frame: pd.DataFrame) -> np.ndarray:
     return seam
 
 
+MAX_CHECKPOINTS_PER_S = 100.0  # WiredTiger cannot begin more (each takes its own sync)
 RESET_FRACTION = 0.5  # an event counter that falls below half its highest value was reset
 
 
@@ -170,7 +171,11 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     for name, column in (("ckpt_total_ms", "ckpt.total_ms"), ("ckpt_bytes", "ckpt.bytes_written")):
         out[name] = event_counter(frame, column, restarts)
     starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
-    out["ckpt_starts"] = event_counter(frame, starts, restarts)
+    begun = event_counter(frame, starts, restarts)
+    with np.errstate(invalid="ignore"):
+        # more checkpoints than a server can begin in the interval: a reset or damage, not events
+        begun[begun > MAX_CHECKPOINTS_PER_S * np.nan_to_num(dt, nan=0.0) + MAX_CHECKPOINTS_PER_S] = np.nan
+    out["ckpt_starts"] = begun
     out["wt_missing"] = (
         frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")
         if "wt_missing" in frame
