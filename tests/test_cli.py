@@ -35,3 +35,27 @@ def test_usage_errors_are_one_line_with_a_hint_and_exit_2(args: tuple[str, ...],
 def test_version_and_help() -> None:
     assert run("--version").stdout.startswith("ckptdiag, version ")
     assert run("-h").returncode == 0 and "record" in run("-h").stdout
+
+
+def test_serving_runs_a_signal_handler_even_when_another_thread_takes_the_signal() -> None:
+    # the kernel may deliver Ctrl-C to any of the lab's threads; the main thread runs the Python
+    # handler only once it wakes, so serving must never block without a timeout
+    import signal
+    import threading
+    import time
+
+    from ckptdiag.workflows.lab import _wait
+
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: stop.set())
+    try:
+        worker = threading.Thread(
+            target=lambda: (time.sleep(0.2), signal.pthread_kill(threading.get_ident(), signal.SIGUSR1))
+        )
+        began = time.monotonic()
+        worker.start()
+        _wait(stop, 10.0)
+        worker.join()
+        assert stop.is_set() and time.monotonic() - began < 2.0
+    finally:
+        signal.signal(signal.SIGUSR1, previous)

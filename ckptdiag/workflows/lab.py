@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Mapping
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
@@ -175,8 +177,6 @@ class ServeRequest:
 
 def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> None:
     """Serve a running lab over the wire protocol until stopped (or the duration ends)."""
-    import threading
-
     from ckptdiag.lab.config import import_wiredtiger
     from ckptdiag.lab.engine import LabEngine
     from ckptdiag.lab.serve import lab_server
@@ -197,7 +197,7 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
                 # the handlers go in before the line that tells a waiting client (or test) we serve
                 with stop_signals(lambda reason: stop.set()):
                     warn(f"lab {scenario.name} serving on {server.uri} (Ctrl-C or SIGTERM stops)")
-                    stop.wait(request.duration)
+                    _wait(stop, request.duration)
             finally:
                 server.stop()
         finally:
@@ -207,6 +207,21 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
 
                 request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
     warn("lab stopped; its data directory is removed")
+
+
+SIGNAL_POLL_S = 0.2
+
+
+def _wait(stop: threading.Event, duration: float | None) -> None:
+    """Until ``stop`` is set or ``duration`` has passed, waking every ``SIGNAL_POLL_S``: a signal
+    the kernel delivers to one of the engine's threads sets only a flag, and the main thread runs
+    the handler (which sets ``stop``) only once it wakes; blocked without a timeout it never would."""
+    deadline = None if duration is None else time.monotonic() + duration
+    while not stop.is_set():
+        left = SIGNAL_POLL_S if deadline is None else min(SIGNAL_POLL_S, deadline - time.monotonic())
+        if left <= 0:
+            return
+        stop.wait(left)
 
 
 def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float, warn: Warn) -> Path | None:
