@@ -14,7 +14,7 @@ evidence says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -71,10 +71,19 @@ def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start:
     rows = np.flatnonzero(base_rows[a:b]) + a
     if rows.size < BASELINE_MIN_SAMPLES:
         return whole
-    local = baseline(cols, rows)
+
+    def local(values: np.ndarray, fallback: float | None) -> float | None:
+        value = nanmedian(values[rows])
+        return fallback if value is None else value
+
+    # the figures an episode is judged by; the rest (disk, writes) stay the whole window's
     return replace(
-        local,
-        **{f.name: getattr(whole, f.name) for f in fields(Baseline) if getattr(local, f.name) is None},
+        whole,
+        samples=int(rows.size),
+        ops_s=local(cols.ops_s, whole.ops_s),
+        write_lat_ms=local(cols.write_lat_ms, whole.write_lat_ms),
+        write_p99_ms=local(cols.write_p99_ms, whole.write_p99_ms),
+        read_lat_ms=local(cols.read_lat_ms, whole.read_lat_ms),
     )
 
 
