@@ -133,6 +133,7 @@ def _flatten(doc: Any, out: list[int]) -> None:
 
 
 def _varint(n: int) -> bytes:
+    """An unsigned LEB128 varint of ``n`` (a negative delta as its 64-bit two's complement)."""
     n &= (1 << 64) - 1
     out = bytearray()
     while True:

@@ -12,6 +12,7 @@ import bson
 import numpy as np
 import pytest
 from conftest import SHARED_DATA, shared_path
+from ftdc_writer import _varint
 
 from ckptdiag import catalogue
 from ckptdiag.sources.ftdc import (
@@ -40,16 +41,6 @@ def _raw_chunks(path: Path) -> Iterator[bytes]:
         pos += length
         if doc.get("type") == 1:
             yield zlib.decompress(doc["data"][4:])
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def _stream(tokens: list[int]) -> np.ndarray:
