@@ -222,16 +222,12 @@ class EngineSettings:
     @property
     def wt_checkpoint_knob(self) -> bool:
         """Is the interval WiredTiger's ``checkpoint=(wait=N)`` (3.4 and older)?"""
-        return self.version is not None and self.version < MONGOD_CHECKPOINT_THREAD_SINCE
+        return _wt_knob(self.version)
 
     @property
     def has_updates_knobs(self) -> bool:
         """Does this version have ``eviction_updates_target/trigger``?"""
         return self.version is None or self.version >= UPDATES_SINCE
-
-    def cache_share(self, pct: float) -> float | None:
-        """``pct`` % of the cache in bytes (None when the cache size is unknown)."""
-        return pct / 100 * self.cache_bytes.value if self.cache_bytes.value else None
 
 
 def default_cache_bytes(ram_bytes: float | None) -> float | None:
@@ -291,12 +287,21 @@ def _eviction(layers: list[tuple[str, str]], cache_bytes: float | None) -> Evict
     return EvictionSettings(**{**{k: getattr(base, k) for k in _EVICTION_KEYS.values()}, **found})
 
 
-def _interval(version: catalogue.Version | None, facts: ServerFacts, config_string: str) -> Setting:
+def _wt_knob(version: catalogue.Version | None) -> bool:
+    """Is the interval WiredTiger's ``checkpoint=(wait=N)`` on this version (3.4 and older)?"""
+    return version is not None and version < MONGOD_CHECKPOINT_THREAD_SINCE
+
+
+def _wt_wait(config_string: str) -> float | None:
+    """``checkpoint=(wait=N)`` in a configString, if set."""
+    wait = parse_config(config_string).get("checkpoint")
+    return _number(wait.get("wait")) if isinstance(wait, dict) else None
+
+
+def _interval(version: catalogue.Version | None, facts: ServerFacts, wt_wait: float | None) -> Setting:
     parsed = _mapping(facts.cmdline.get("parsed"))
     storage = _mapping(parsed.get("storage"))
-    wait = parse_config(config_string).get("checkpoint")
-    wt_wait = _number(wait.get("wait")) if isinstance(wait, dict) else None
-    if version is not None and version < MONGOD_CHECKPOINT_THREAD_SINCE:
+    if _wt_knob(version):
         return _first(
             DEFAULT_INTERVAL_S,
             (wt_wait, "configString checkpoint=(wait)"),
@@ -333,10 +338,9 @@ def resolve(facts: ServerFacts, observed_cache_bytes: float | None = None) -> En
     notes: list[str] = []
     if version is None:
         notes.append("server version unknown: the 3.6+ knobs are assumed")
-    interval = _interval(version, facts, config_string)
-    wait = parse_config(config_string).get("checkpoint")
-    wt_wait = _number(wait.get("wait")) if isinstance(wait, dict) else None
-    if wt_wait and not (version is not None and version < MONGOD_CHECKPOINT_THREAD_SINCE):
+    wt_wait = _wt_wait(config_string)
+    interval = _interval(version, facts, wt_wait)
+    if wt_wait and not _wt_knob(version):
         notes.append(
             f"configString has checkpoint=(wait={wt_wait:g}): on 3.6+ that starts WiredTiger's own "
             "checkpoint thread beside mongod's (remove it; use syncdelay)"

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from ckptdiag.advice.model import median
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.verdict import hurts
@@ -41,10 +40,6 @@ class Cause:
 
 def _hurting(dx: Diagnosis) -> list[Episode]:
     return [e for e in dx.episodes if hurts(e) and e.evidence != "disk-burst"]
-
-
-def _median(values: list[float]) -> float | None:
-    return float(np.median(values)) if values else None
 
 
 def _throttled(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
@@ -84,7 +79,7 @@ def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
 
 
 def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
-    kept = _median([e.impact.ops_ratio for e in hurting if e.impact.ops_ratio is not None])
+    kept = median([e.impact.ops_ratio for e in hurting if e.impact.ops_ratio is not None])
     slow = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
     evicting = dx.eviction.app_evicted_pages > 0 or dx.eviction.app_wait_s > 0
     if kept is None or kept > STOPPED_OPS_RATIO or not slow or evicting:

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
-from ckptdiag.advice.model import checkpoint_shape, episode_figures, finished, median
+from ckptdiag.advice.model import checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.engine_config import (
     DEFAULT_DIRTY_TARGET,
@@ -110,7 +111,7 @@ def _dirty_evidence(dx: Diagnosis, d: DirtyDecision) -> tuple[str, ...]:
             f"{d.sized_from / 100 * cache / d.rate:.1f} s of what this disk has shown it writes "
             f"({d.rate / 2**20:.0f} MB/s)"
         )
-    peak = median(episode_figures(finished(dx), lambda m: m.dirty_pct_peak))
+    peak = median(figures(finished(dx), lambda m: m.dirty_pct_peak))
     if peak is not None:
         evidence.append(f"dirty cache peaks at {peak:.0f} % ({mb(peak / 100 * cache)}) in the checkpoints that hurt")
     return tuple(evidence)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
-from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, episode_figures, finished, median
+from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.engine_config import DEFAULT_INTERVAL_S, EngineSettings
 
@@ -51,7 +52,7 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     now = checkpoint_shape(dx, interval)
     if now is None or not now.duration_s:
         return None
-    kept = median(episode_figures(finished(dx), lambda m: m.ops_ratio))
+    kept = median(figures(finished(dx), lambda m: m.ops_ratio))
     stopped = kept is not None and kept <= STOPPED_OPS_RATIO
     aim = TARGET_STOPPED_CHECKPOINT_S if stopped else TARGET_CHECKPOINT_S
     new = max(_nice_interval(interval * min(0.5, aim / now.duration_s)), MIN_INTERVAL_S)

@@ -10,12 +10,13 @@ alone; at 300 s the model is pessimistic by 30 % (tests/test_advice.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ckptdiag.analysis.results import Diagnosis, Episode, Impact
+from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
 
 
@@ -66,11 +67,6 @@ def finished(dx: Diagnosis, *, focus: bool = True) -> list[Episode]:
     return ([e for e in done if hurts(e)] or done) if focus else done
 
 
-def episode_figures(episodes: Sequence[Episode], pick: Callable[[Impact], float | None]) -> list[float]:
-    """One impact figure of each episode, where known."""
-    return [float(v) for e in episodes if (v := pick(e.impact)) is not None and np.isfinite(v)]
-
-
 def median(values: Sequence[float]) -> float | None:
     """The median, or None of nothing."""
     return float(np.median(values)) if values else None
@@ -84,12 +80,12 @@ def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None
     written = [float(e.bytes_written) for e in focus if e.bytes_written]
     if not durations:
         return None
-    ratios = episode_figures(finished(dx), lambda m: m.ops_ratio)
+    ratios = figures(finished(dx), lambda m: m.ops_ratio)
     return CheckpointShape(
         interval_s=interval_s,
         bytes_written=median(written),
         duration_s=median(durations),
-        p99_inside_ms=median(episode_figures(finished(dx), lambda m: m.write_p99_ms_peak)),
+        p99_inside_ms=median(figures(finished(dx), lambda m: m.write_p99_ms_peak)),
         p99_between_ms=dx.baseline.write_p99_ms,
         ops_dip=1 - float(np.median(ratios)) if ratios else None,
     )

@@ -54,6 +54,7 @@ class _Counters:
     total_ms: np.ndarray  # ms of checkpoints finished in each interval
     recent_ms: np.ndarray  # the server's "most recent time" at each sample
     written: np.ndarray  # bytes written by checkpoints in each interval
+    has_flag: bool  # the running flag (or progress state) is recorded at all
 
     @classmethod
     def of(cls, d: pd.DataFrame) -> _Counters:
@@ -62,19 +63,16 @@ class _Counters:
         def col(name: str) -> np.ndarray:
             return d[name].to_numpy(dtype="float64")
 
+        running = col("ckpt_running")
         return cls(
             t=col("t"),
             starts=col("ckpt_starts"),
-            running=col("ckpt_running"),
+            running=running,
             total_ms=col("ckpt_total_ms"),
             recent_ms=col("ckpt_recent_ms"),
             written=col("ckpt_bytes"),
+            has_flag=not bool(np.isnan(running).all()),  # once, not at every row still_running reads
         )
-
-    @property
-    def has_flag(self) -> bool:
-        """Is the running flag (or progress state) recorded at all?"""
-        return not bool(np.isnan(self.running).all())
 
     def still_running(self, k: int, begun: int, pending: int) -> int:
         """How many of the ``pending`` checkpoints still run at sample ``k`` (0 or 1: WiredTiger

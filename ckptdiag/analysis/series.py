@@ -217,7 +217,7 @@ def _replication(
     """The replication figures, and a secondary's throughput: oplog entries applied plus reads,
     its write latency the mean time to apply a batch (client writes and their latency are a
     primary's)."""
-    primary, secondary = c.gauge("repl.primary"), c.gauge("repl.secondary")
+    primary, secondary, lag_ms = c.gauge("repl.primary"), c.gauge("repl.secondary"), c.gauge("repl.lag_ms")
     on_secondary = (secondary == 1) | ((primary == 0) & np.isnan(secondary))
     applied = c.counter("repl.apply.ops") / dt_ok
     batch_ms = _ratio(c.counter("repl.apply.batch_ms"), c.counter("repl.apply.batches"))
@@ -228,7 +228,7 @@ def _replication(
         "apply_ops_s": applied,
         "apply_batch_ms": batch_ms,
         "repl_buffer": c.gauge("repl.buffer.count"),
-        "repl_lag_s": np.where(c.gauge("repl.lag_ms") >= 0, c.gauge("repl.lag_ms") / 1000, np.nan),
+        "repl_lag_s": np.where(lag_ms >= 0, lag_ms / 1000, np.nan),  # -1: no primary to measure against
         "queue_readers": c.gauge("queue.readers"),
     }
     if on_secondary.any():
