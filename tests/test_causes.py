@@ -131,3 +131,65 @@ def test_a_saturated_disk_is_named_as_the_cause() -> None:
     # the synthetic server's disk is 100 % busy while it checkpoints
     kinds = _kinds(Server(seconds=900, period=60, duration=2.0).frame(), version="7.0.21")
     assert kinds[0] == DISK_SATURATED
+
+
+def test_the_throttle_rule_is_a_proven_setting_and_the_interval_rule_steps_aside() -> None:
+    frame, facts = _throttled_server()
+    # a disk that never wrote faster than the throttle has not shown what it can do: no duration
+    throttled_only = next(r for r in recommend(diagnose(derive(frame), facts)).recommendations if r.id == "io-capacity")
+    assert throttled_only.predicted["duration_s_after"] is None
+    assert "at the disk's own rate" in throttled_only.predicted_text
+    # one second of 200 MB (a backup, a compaction) shows the disk's own rate
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    frame["disk.vda.wr_sectors"] += np.where(rel >= 10, 200 * 2**20 / 512, 0)
+    dx = diagnose(derive(frame), facts)
+    advice = recommend(dx)
+    rec = next(r for r in advice.recommendations if r.id == "io-capacity")
+    assert rec.kind == "setting" and rec.lab == {"io_capacity_mb": 0}
+    assert "proven on the lab's io-throttled scenario" in rec.confidence_why
+    # the interval model would size from the throttle's own rate: not given while it is the cause
+    assert not any(r.id == "checkpoint-interval" for r in advice.recommendations)
+    # the prediction writes the same bytes at what the disk has shown, never the throttled rate
+    assert dx.disk_peak_mb_s is not None and rec.predicted["duration_s_after"] is not None
+    expected = rec.predicted["bytes_per_checkpoint"] / (dx.disk_peak_mb_s * 2**20)
+    assert rec.predicted["duration_s_after"] == pytest.approx(expected)
+    assert rec.predicted["duration_s_after"] < rec.predicted["duration_s_now"] / 2
+    assert "io_capacity=(total=0)" in advice.combined.apply_runtime[0]
+
+
+def test_setting_rules_the_lab_has_not_proven_are_checks_with_their_reason() -> None:
+    from ckptdiag.advice.proof import NOT_PROVEN, PROVEN, proven
+
+    rec = _rec("eviction-threads", EngineChange({"eviction": "(threads_max=8)"}, {"eviction": "(threads_max=4)"}))
+    demoted = proven(rec)
+    assert demoted.kind == "note" and demoted.lab == {} and demoted.confidence == "low"
+    assert demoted.confidence_why.startswith("not proven in the lab: " + NOT_PROVEN["eviction-threads"])
+    assert demoted.change == rec.change  # the commands stay, for a DBA who tries it with compare
+    assert proven(_rec("checkpoint-interval", None)).kind == "setting"
+    # every rule that can change a setting is either proven on a named scenario or has its reason
+    from ckptdiag.lab.scenarios import SCENARIOS
+
+    assert set(PROVEN.values()) <= set(SCENARIOS)
+    setting_ids = {
+        "checkpoint-interval",
+        "eviction-dirty",
+        "cache-size",
+        "eviction-target",
+        "eviction-threads",
+        "eviction-updates",
+        "eviction-updates-target",
+        "io-capacity",
+    }
+    assert set(PROVEN) | set(NOT_PROVEN) == setting_ids and not set(PROVEN) & set(NOT_PROVEN)
+
+
+def test_only_proven_settings_reach_the_combined_block_and_the_lab() -> None:
+    frame = _busy_server_idle_disk()
+    advice = recommend(diagnose(derive(frame), ServerFacts(version="8.0.4", cores=16)))
+    from ckptdiag.advice.proof import PROVEN
+
+    for rec in advice.recommendations:
+        assert rec.kind == "note" or rec.id in PROVEN, rec.id
+        assert not rec.lab or rec.id in PROVEN
+    together = " ".join(advice.combined.apply_runtime)
+    assert "eviction=(threads" not in together and "eviction_dirty" not in together

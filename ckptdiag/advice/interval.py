@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ckptdiag.advice.cause import IO_THROTTLED
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
 from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
@@ -103,7 +104,12 @@ def _change(settings: EngineSettings, new: float) -> tuple[str, Change, str]:
 
 
 def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recommendation | None:
-    """Checkpoint more often when checkpoints hurt and a shorter one would be short enough."""
+    """Checkpoint more often when checkpoints hurt and a shorter one would be short enough.
+
+    Not where WiredTiger's own io_capacity throttle is the cause: the checkpoints' durations are
+    the throttle's, so the model's disk rate would be too, and the io-capacity rule lifts it."""
+    if IO_THROTTLED in causes:
+        return None
     d = decide(dx)
     if d is None:
         return None

@@ -20,6 +20,7 @@ from ckptdiag.advice.eviction import eviction_targets_rule, threads_rule, update
 from ckptdiag.advice.interval import interval_rule
 from ckptdiag.advice.model import checkpoint_shape
 from ckptdiag.advice.notes import notes
+from ckptdiag.advice.proof import proven
 from ckptdiag.advice.recommendation import Advice, Recommendation
 from ckptdiag.advice.throttle import io_capacity_rule
 from ckptdiag.analysis.results import Diagnosis
@@ -53,7 +54,7 @@ def recommend(dx: Diagnosis) -> Advice:
         rec = updates_target_rule(dx, kinds)
         if rec is not None:
             recs.append(rec)
-    recs = without_contradictions(recs, settings.cache_bytes.value)
+    recs = [proven(r) for r in without_contradictions(recs, settings.cache_bytes.value)]
     recs.extend(notes(dx))
     recs = [r if r.change is None else replace(r, commands=commands(r.change, settings)) for r in recs]
     together = combined((r.change for r in recs if r.kind == "setting" and r.change is not None), settings)

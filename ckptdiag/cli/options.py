@@ -238,7 +238,10 @@ def lab_options(func: F) -> F:
     """Overrides of a lab scenario's settings, so a recommended setting can be tried on it."""
     options = [
         click.option(
-            "--scenario", default="stall", show_default=True, help="healthy, stall, dirty-buildup or wt-checkpoint."
+            "--scenario",
+            default="stall",
+            show_default=True,
+            help="healthy, stall, dirty-buildup, io-throttled or wt-checkpoint.",
         ),
         click.option(
             "--checkpoint-interval",
@@ -253,6 +256,12 @@ def lab_options(func: F) -> F:
             for name, low, high, text in _EVICTION_OVERRIDES
         ),
         click.option("--write-rate", type=click.IntRange(100, 1_000_000), default=None, help="Inserts per second."),
+        click.option(
+            "--io-capacity-mb",
+            type=click.IntRange(0, 100_000),
+            default=None,
+            help="WiredTiger's own write throttle, io_capacity=(total=N MB) (0: off).",
+        ),
         click.option(
             "--disk-mb-s",
             type=click.IntRange(0, 100_000),

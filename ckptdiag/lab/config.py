@@ -56,6 +56,7 @@ class LabConfig:
     journaled: bool = False  # writes wait for the journal (j:true; w:majority on a replica set since 5.0)
     disk_mb_s: int = 0  # >0: the data disk writes at most this (a throttled loop device, lab/slowdisk.py)
     preload_docs: int = 0  # documents loaded before the run: an established collection to write into
+    io_capacity_mb: int = 0  # >0: io_capacity=(total=N MB), WiredTiger's own write throttle (4.2+)
 
     def engine_config(self) -> str:
         """The eviction part of the WiredTiger configuration (what configString would carry)."""
@@ -70,6 +71,8 @@ class LabConfig:
             parts.append(f"eviction_updates_target={self.eviction_updates_target}")
         if self.eviction_updates_trigger:
             parts.append(f"eviction_updates_trigger={self.eviction_updates_trigger}")
+        if self.io_capacity_mb:
+            parts.append(f"io_capacity=(total={self.io_capacity_mb}MB)")
         return ",".join(parts)
 
     def open_config(self) -> str:

@@ -409,7 +409,9 @@ class LabEngine:
         new = self.config.with_overrides(**changes)
         with self._config_lock:
             if self._conn is not None:
-                self._conn.reconfigure(new.engine_config() + f",cache_size={new.cache_mb}M")
+                # total=0 is WiredTiger's "off", said outright: left out, a throttle in force would stay
+                throttle = "" if new.io_capacity_mb else ",io_capacity=(total=0)"
+                self._conn.reconfigure(new.engine_config() + throttle + f",cache_size={new.cache_mb}M")
             self.config = new
 
     def truth(self) -> dict[str, Any]:

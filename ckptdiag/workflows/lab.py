@@ -121,15 +121,18 @@ def render_verify(
     from ckptdiag.report.compare import compare, render_compare_table
     from ckptdiag.report.document import to_document
     from ckptdiag.report.lab import render_truth_compare
+    from ckptdiag.report.verify import judge
 
     changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
     comparison = compare(to_document(before), to_document(after), ("before", "recommended"))
+    outcome = judge(before, after, before_run.summary, after_run.summary)
     return Group(
         Text(f"verify: {changes}", style="bold"),
         Text("as ckptdiag measured it (the recordings):", style="bold"),
         render_compare_table(comparison),
         Text("as the workload measured it (the lab's ground truth):", style="bold"),
         render_truth_compare(before_run.summary, after_run.summary),
+        Text(outcome.line(), style="bold green" if outcome.passed else "bold red"),
     )
 
 
