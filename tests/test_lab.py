@@ -19,7 +19,7 @@ from ckptdiag.errors import CkptdiagError
 from ckptdiag.lab import config as lab_config_module
 from ckptdiag.lab.config import LabConfig
 from ckptdiag.lab.engine import LabEngine
-from ckptdiag.lab.run import LabProcess, serve_command
+from ckptdiag.lab.run import SCENARIO_ONLY, SERVE_FLAGS, LabProcess, serve_command
 from ckptdiag.lab.scenarios import get_scenario
 from ckptdiag.recording import read_recording
 
@@ -201,12 +201,16 @@ def test_every_setting_a_recommendation_can_change_reaches_the_lab(tmp_path: Pat
         "eviction_updates_trigger": 10,
         "eviction_threads_min": 8,
         "eviction_threads_max": 8,
+        "io_capacity_mb": 40,
     }
     assert set(changed) <= {f.name for f in fields(base)}
+    # every field is a flag of `lab serve` or fixed by the scenario: none can be dropped silently
+    assert {f.name for f in fields(base)} == set(SERVE_FLAGS) | SCENARIO_ONLY
     assert all(getattr(base, name) != value for name, value in changed.items())  # each one a change
     cmd = serve_command(get_scenario("stall"), base.with_overrides(**changed), tmp_path / "t.json", None)
     for name, value in changed.items():
         flag = "--" + name.replace("_", "-").replace("checkpoint-s", "checkpoint-interval")
+        assert SERVE_FLAGS[name] == flag
         assert cmd[cmd.index(flag) + 1] == str(value), name
     proc = ckptdiag("demo", "--eviction-updates-target", "12", "--eviction-updates-trigger", "10")
     assert proc.returncode == 2 and "eviction_updates_target must be below eviction_updates_trigger" in proc.stderr

@@ -60,6 +60,29 @@ def truth_path_for(recording_path: Path) -> Path:
     return recording_path.with_name(name + ".truth.json")
 
 
+# every setting a recommendation or the command line can change, as `lab serve` flags: a field
+# missing here would be silently dropped from `demo --verify`'s after run (tests/test_lab.py)
+SERVE_FLAGS = {
+    "checkpoint_s": "--checkpoint-interval",
+    "cache_mb": "--cache-mb",
+    "eviction_target": "--eviction-target",
+    "eviction_trigger": "--eviction-trigger",
+    "eviction_dirty_target": "--eviction-dirty-target",
+    "eviction_dirty_trigger": "--eviction-dirty-trigger",
+    "eviction_updates_target": "--eviction-updates-target",
+    "eviction_updates_trigger": "--eviction-updates-trigger",
+    "eviction_threads_min": "--eviction-threads-min",
+    "eviction_threads_max": "--eviction-threads-max",
+    "write_rate": "--write-rate",
+    "io_capacity_mb": "--io-capacity-mb",
+    "disk_mb_s": "--disk-mb-s",
+}
+# the scenario's own shape, not settings: fixed by the scenario's name
+SCENARIO_ONLY = frozenset(
+    {"checkpoint_mode", "journal_commit_ms", "threads", "value_bytes", "journaled", "preload_docs"}
+)
+
+
 def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_dir: Path | None) -> list[str]:
     """The ``ckptdiag lab serve`` command line that runs ``config`` on a free port."""
     base = scenario.config
@@ -76,21 +99,7 @@ def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_di
         "--truth",
         str(truth_out),
     ]
-    flags = {
-        "checkpoint_s": "--checkpoint-interval",
-        "cache_mb": "--cache-mb",
-        "eviction_target": "--eviction-target",
-        "eviction_trigger": "--eviction-trigger",
-        "eviction_dirty_target": "--eviction-dirty-target",
-        "eviction_dirty_trigger": "--eviction-dirty-trigger",
-        "eviction_updates_target": "--eviction-updates-target",
-        "eviction_updates_trigger": "--eviction-updates-trigger",
-        "eviction_threads_min": "--eviction-threads-min",
-        "eviction_threads_max": "--eviction-threads-max",
-        "write_rate": "--write-rate",
-        "disk_mb_s": "--disk-mb-s",
-    }
-    for field, flag in flags.items():
+    for field, flag in SERVE_FLAGS.items():
         if getattr(config, field) != getattr(base, field):
             cmd += [flag, str(getattr(config, field))]
     if lab_dir is not None:
