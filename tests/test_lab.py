@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,28 @@ def test_runtime_reconfigure_changes_the_engine(tmp_path: Path) -> None:
             "eviction_dirty_target=3"
             in eng.cmdline()["parsed"]["storage"]["wiredTiger"]["engineConfig"]["configString"]
         )
+
+
+def test_the_io_capacity_throttle_reaches_the_engine_and_lifts_at_runtime(tmp_path: Path) -> None:
+    # the io-throttled scenario's cause, and the change that lifts it, on the real engine
+    cfg = replace(SMALL, io_capacity_mb=1, write_rate=3000)
+    assert "io_capacity=(total=1MB)" in cfg.engine_config()
+
+    def waited_us() -> float:
+        return float(catalogue.extract(eng.server_status())["capacity.total_wait_us"])
+
+    with LabEngine(cfg, tmp_path).start(10) as eng:
+        time.sleep(1.0)
+        a = waited_us()
+        time.sleep(2.0)
+        throttled = (waited_us() - a) / 2.0
+        eng.reconfigure(io_capacity_mb=0)
+        time.sleep(0.5)
+        b = waited_us()
+        time.sleep(2.0)
+        lifted = (waited_us() - b) / 2.0
+    assert throttled > 10_000  # writes waited for the throttle (us a second)
+    assert lifted < throttled / 10  # lifted: (almost) no more waiting
 
 
 def test_not_enough_disk_space_fails_before_starting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

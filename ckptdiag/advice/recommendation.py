@@ -84,10 +84,11 @@ class Advice:
 
     @property
     def lab_overrides(self) -> dict[str, Any]:
-        """Every recommended setting as lab overrides (for ``demo --verify``)."""
+        """Every recommended setting as lab overrides (for ``demo --verify``); a check is not applied."""
         out: dict[str, Any] = {}
         for r in self.recommendations:
-            out.update(r.lab)
+            if r.kind == "setting":
+                out.update(r.lab)
         return out
 
     def to_json(self) -> dict[str, Any]:
