@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from synth import Server
 
-from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
+from ckptdiag.advice.cause import DIRTY_RAISED, DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED, JOURNAL_BEHIND
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.recommendation import Advice, Recommendation
 from ckptdiag.advice.rules import lowers_a_trigger, recommend, without_contradictions
@@ -195,3 +195,43 @@ def test_only_proven_settings_reach_the_combined_block_and_the_lab() -> None:
     assert set(advice.lab_overrides) <= {"checkpoint_s"}
     together = " ".join(advice.combined.apply_runtime)
     assert "eviction=(threads" not in together and "eviction_dirty" not in together
+
+
+def _writes_stop_server(syncs_s: float | None) -> pd.DataFrame:
+    """Writes stop (1 % of usual) through every 1.8 s checkpoint; the journal syncs ``syncs_s`` a second."""
+    server = Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=20)
+    frame = server.frame()
+    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)  # 30 % busy: not the disk
+    if syncs_s is not None:
+        frame["journal.syncs"] = np.floor((frame["t"] - frame["t"].iloc[0]) * syncs_s)
+    return frame
+
+
+def test_writes_that_stop_are_put_on_the_journal_only_where_they_wait_for_it() -> None:
+    facts = ServerFacts(version="7.0.21")
+    # j:true writes: the journal syncs far more often than mongod's flusher (10 a second)
+    advice = recommend(diagnose(derive(_writes_stop_server(400.0)), facts))
+    assert advice.causes[0].kind == JOURNAL_BEHIND
+    assert any("syncs 400 times a second" in line for line in advice.causes[0].evidence)
+    assert "journal-disk" in {r.id for r in advice.recommendations}
+    # unjournaled writes (the flusher's 10 syncs a second) do not wait for the journal's sync
+    advice = recommend(diagnose(derive(_writes_stop_server(10.0)), facts))
+    assert JOURNAL_BEHIND not in {c.kind for c in advice.causes}
+    assert "journal-disk" not in {r.id for r in advice.recommendations}
+    # not recorded: named, with the caveat that it is not known
+    advice = recommend(diagnose(derive(_writes_stop_server(None)), facts))
+    assert advice.causes[0].kind == JOURNAL_BEHIND
+    assert any("not known" in line for line in advice.causes[0].evidence)
+
+
+def test_a_raised_dirty_target_that_makes_checkpoints_big_is_named() -> None:
+    frame = _writes_stop_server(10.0)
+    frame["cache.max_bytes"] = 1 * GB  # 5 % of it: 51 MB; each checkpoint writes 80 MB
+    raised = ServerFacts(version="8.0.4", config_string="eviction_dirty_target=40,eviction_dirty_trigger=60")
+    advice = recommend(diagnose(derive(frame), raised))
+    assert advice.causes[0].kind == DIRTY_RAISED
+    assert advice.summary.startswith("checkpoints write what a raised dirty target lets build up")
+    assert advice.causes[0].evidence[0] == "eviction_dirty_target 40 % (configString); mongod's default is 5 %"
+    assert "eviction-dirty" in {r.id for r in advice.recommendations}
+    # the default target: not this cause
+    assert DIRTY_RAISED not in _kinds(frame, version="8.0.4")

@@ -2,9 +2,10 @@
 
 Each diagnosis whose checkpoints hurt is classified into the bottlenecks its figures show, most
 specific first: WiredTiger throttled by its own configuration (``io_capacity``); the data disk
-saturated during checkpoints; writes waiting for the journal behind the checkpoint's sync;
-eviction unable to keep up while the disk is not saturated; a cache larger than the host can
-spare. The summary and the advice lead with them, and the rules follow them (a rule that would
+saturated during checkpoints; writes waiting for the journal behind the checkpoint's sync (only
+where the journal's syncs show that writes wait for it); eviction unable to keep up while the
+disk is not saturated; checkpoints as big as a raised dirty target lets them be; a cache larger
+than the host can spare. The summary and the advice lead with them, and the rules follow them (a rule that would
 feed a bottleneck the evidence shows is not given).
 """
 
@@ -16,15 +17,19 @@ from ckptdiag.advice.model import median
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.verdict import hurts
-from ckptdiag.engine_config import default_cache_bytes
+from ckptdiag.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache
 
 SATURATED_UTIL_PCT = 90.0  # %util a disk shows when it takes no more
 STOPPED_OPS_RATIO = 0.1  # writes stop: at most 10 % of the usual in the typical checkpoint
 CACHE_OVER_DEFAULT = 1.05
+# mongod's journal flusher syncs once every commit interval; writes that wait for the journal
+# (j:true, w:majority) force syncs of their own, so a server whose writes wait syncs far more often
+JOURNALED_SYNCS_FACTOR = 3.0
 
 IO_THROTTLED = "io-throttled"
 DISK_SATURATED = "disk-saturated"
 JOURNAL_BEHIND = "journal-behind-checkpoint"
+DIRTY_RAISED = "dirty-target-raised"
 EVICTION_BEHIND = "eviction-behind"
 CACHE_OVERSIZED = "cache-oversized"
 
@@ -78,11 +83,29 @@ def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     return Cause(DISK_SATURATED, f"the data disk ({dx.disk}) is saturated during checkpoints", tuple(evidence))
 
 
+def journal_evidence(dx: Diagnosis) -> str | None:
+    """The evidence that writes wait for the journal: None where the journal's syncs say they do
+    not (no more than mongod's flusher makes), a caveat where the syncs were not recorded."""
+    syncs, commit_ms = dx.journal_syncs_s, dx.settings.commit_ms.value or DEFAULT_COMMIT_MS
+    flusher = 1000 / commit_ms
+    if syncs is None:
+        return "journal syncs not recorded: whether writes wait for the journal is not known"
+    if syncs < JOURNALED_SYNCS_FACTOR * flusher:
+        return None
+    return (
+        f"the journal syncs {syncs:.0f} times a second, where mongod's flusher alone syncs {flusher:.0f} "
+        "(every commit interval): writes wait for it (j:true, or w:majority)"
+    )
+
+
 def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     kept = median([e.impact.ops_ratio for e in hurting if e.impact.ops_ratio is not None])
     slow = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
     evicting = dx.eviction.app_evicted_pages > 0 or dx.eviction.app_wait_s > 0
     if kept is None or kept > STOPPED_OPS_RATIO or not slow or evicting:
+        return None
+    journaled = journal_evidence(dx)
+    if journaled is None:  # unjournaled writes do not wait for the journal's sync
         return None
     return Cause(
         JOURNAL_BEHIND,
@@ -90,7 +113,29 @@ def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
         (
             f"writes stop while a checkpoint runs ({100 * kept:.0f} % of usual in the typical one) and their "
             f"latency rises in {len(slow)} of {len(hurting)}",
+            journaled,
             "no application-thread eviction and no cache wait: the writes wait for I/O, not for the cache",
+        ),
+    )
+
+
+def _dirty_raised(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
+    """A dirty target above mongod's default: each checkpoint writes what it let build up."""
+    target, cache = dx.settings.eviction.dirty_target, dx.settings.cache_bytes.value
+    pct = percent_of_cache(f"{target.value:g}", cache) if target.value is not None else None
+    written = median([float(e.bytes_written) for e in hurting if e.bytes_written])
+    if target.inferred or pct is None or pct <= DEFAULT_DIRTY_TARGET or not cache or written is None:
+        return None
+    at_default = cache * DEFAULT_DIRTY_TARGET / 100
+    if written <= at_default:  # the raised target did not make the checkpoints bigger
+        return None
+    return Cause(
+        DIRTY_RAISED,
+        "checkpoints write what a raised dirty target lets build up",
+        (
+            f"eviction_dirty_target {pct:g} % ({target.source}); mongod's default is {DEFAULT_DIRTY_TARGET:g} %",
+            f"the typical checkpoint that hurts wrote {mb(written)}; {DEFAULT_DIRTY_TARGET:g} % of this cache is "
+            f"{mb(at_default)}",
         ),
     )
 
@@ -142,6 +187,7 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
         disk,
         _journal(dx, hurting),
         _eviction(dx, hurting, disk is not None),
+        _dirty_raised(dx, hurting),
         _cache(dx),
     ]
     return tuple(c for c in found if c is not None)

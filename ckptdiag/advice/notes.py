@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ckptdiag.advice.cause import journal_evidence
 from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
@@ -92,7 +93,8 @@ def notes(dx: Diagnosis) -> list[Recommendation]:
         out.append(_journal_commit(dx))
     app = dx.eviction.app_evicted_pages + dx.eviction.app_wait_s
     slow_writes = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
-    if slow_writes and not app:
+    journaled = journal_evidence(dx)
+    if slow_writes and not app and journaled is not None:  # unjournaled writes do not wait for it
         out.append(
             _note(
                 "journal-disk",
@@ -101,6 +103,7 @@ def notes(dx: Diagnosis) -> list[Recommendation]:
                 (
                     f"write latency rose in {len(slow_writes)} of {len(dx.episodes)} checkpoints with no "
                     "application-thread eviction and no cache wait: the writes wait for I/O, not for the cache",
+                    journaled,
                 ),
                 "a journal on its own disk (dbPath/journal as a symlink or mount) keeps commits off the "
                 "checkpoint's queue",

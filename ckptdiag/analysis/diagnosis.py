@@ -81,6 +81,7 @@ def diagnose(
         other_stalls=others,
         role=role,
         disk_peak_mb_s=sustained_peak(cols.disk_wmb_s, cols.dt),
+        journal_syncs_s=nanmedian(d["journal_syncs_s"].to_numpy(dtype="float64")) if "journal_syncs_s" in d else None,
     )
 
 

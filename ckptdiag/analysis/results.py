@@ -155,6 +155,7 @@ class Diagnosis:
     other_stalls: tuple[OtherStall, ...] = ()
     role: str | None = None  # "primary" or "secondary" (replica-set members), None if not known
     disk_peak_mb_s: float | None = None  # the data disk's highest write rate over a second in the window
+    journal_syncs_s: float | None = None  # journal syncs a second, median over the window
 
     @property
     def stalls(self) -> int:

@@ -138,7 +138,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     Columns (NaN where unknown): ``t``, ``dt``; ``ops_s``, ``writes_s``; ``write_lat_ms``,
     ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
-    (checkpoints begun in the interval), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
+    (checkpoints begun in the interval), ``journal_syncs_s``, ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
     checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
     ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
@@ -166,6 +166,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         p99 = histogram_p99_ms(frame, kind, seam)
         out[name] = columns.nan if p99 is None else p99
     out.update(_cache_and_checkpoints(columns))
+    out["journal_syncs_s"] = columns.counter("journal.syncs") / dt_ok
     out.update(_replication(frame, columns, seam, dt_ok, out))
     restarts = _restarts(frame)
     for name, column in (("ckpt_total_ms", "ckpt.total_ms"), ("ckpt_bytes", "ckpt.bytes_written")):
