@@ -15,7 +15,7 @@ $(BIN)/python:
 
 # swig 4.1.1 exactly: newer swig builds a WiredTiger module that fails to import
 # (undefined symbol PyInt_AsLong); cmake and ninja come as wheels with the build.
-$(VENV)/.installed-dev: $(BIN)/python pyproject.toml setup.py $(wildcard ckptdiag/*.c)
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml setup.py $(wildcard ckptdiag/*.c ckptdiag/lab/*.c)
 	$(BIN)/python -m pip install -q 'swig==4.1.1' cmake ninja
 	$(BIN)/python -m pip install -q -e '.[dev,lab]'
 	touch $@

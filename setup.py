@@ -11,5 +11,7 @@ setup(
     ext_modules=[
         Extension("ckptdiag._ftdc_kernel", ["ckptdiag/_ftdc_kernel.c"], optional=True),
         Extension("ckptdiag._jsonl", ["ckptdiag/_jsonl.c"], optional=True),
+        # not a Python module: the lab's model disk, preloaded into `lab serve` (lab/modeldisk.py)
+        Extension("ckptdiag.lab._slowdisk", ["ckptdiag/lab/_slowdisk.c"], optional=True, libraries=["dl", "pthread"]),
     ]
 )

@@ -248,16 +248,18 @@ def record_into(
     on_event: Callable[[dict[str, Any]], None] | None = None,
     stop_signals: Callable[[Callable[[str], None]], AbstractContextManager[None]] | None = None,
     around: AbstractContextManager[Any] | None = None,
+    disk_reader: DiskReader | None = None,
 ) -> RecordResult:
     """Write the header, then sample ``source`` into ``writer`` (record's and the lab's one path).
 
     ``stop_signals`` installs the handlers that ask the sampler to stop; ``around`` wraps the run
-    (the live display).
+    (the live display); ``disk_reader`` reads the plan's devices from elsewhere than
+    /proc/diskstats (the lab's model disk).
     """
     watched = set(plan.devices)
 
     def read_disks() -> dict[str, tuple[DiskCounters, int]]:
-        return {k: v for k, v in read_diskstats().items() if k in watched}
+        return {k: v for k, v in (disk_reader or read_diskstats)().items() if k in watched}
 
     writer.write(
         header(

@@ -266,8 +266,15 @@ def lab_options(func: F) -> F:
             "--disk-mb-s",
             type=click.IntRange(0, 100_000),
             default=None,
-            help="Put the data on a disk that writes at most this many MB/s (a throttled loop device; "
-            "needs root; 0: the lab dir's own disk).",
+            help="Put the data on a disk that writes at most this many MB/s, with one queue (0: the lab dir's "
+            "own disk).",
+        ),
+        click.option(
+            "--slow-disk",
+            type=click.Choice(["model", "loop"]),
+            default=None,
+            help="How --disk-mb-s is made: model (a modelled device in the lab's process, for anyone; the "
+            "default) or loop (a loop device the kernel throttles; needs root).",
         ),
         click.option(
             "--lab-dir",

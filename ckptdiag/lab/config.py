@@ -54,7 +54,10 @@ class LabConfig:
     threads: int = 3
     value_bytes: int = 340
     journaled: bool = False  # writes wait for the journal (j:true; w:majority on a replica set since 5.0)
-    disk_mb_s: int = 0  # >0: the data disk writes at most this (a throttled loop device, lab/slowdisk.py)
+    disk_mb_s: int = 0  # >0: the data disk writes at most this many MB/s, made as ``slow_disk`` says
+    # "model": a modelled device in the lab's own process, for anyone (lab/modeldisk.py);
+    # "loop": a loop device the kernel throttles, root only (lab/slowdisk.py)
+    slow_disk: str = "model"
     preload_docs: int = 0  # documents loaded before the run: an established collection to write into
     io_capacity_mb: int = 0  # >0: io_capacity=(total=N MB), WiredTiger's own write throttle (4.2+)
 

@@ -25,12 +25,13 @@ from typing import Any
 from ckptdiag import recording
 from ckptdiag.clock import SystemClock
 from ckptdiag.errors import CkptdiagError
+from ckptdiag.lab import modeldisk
 from ckptdiag.lab.config import LabConfig
 from ckptdiag.lab.scenarios import Scenario
 from ckptdiag.lab.truth import TruthSummary, summarize
-from ckptdiag.recorder import RecordResult, record_into
+from ckptdiag.recorder import DiskReader, RecordResult, record_into
 from ckptdiag.sources.connection import ConnectOptions
-from ckptdiag.sources.devices import plan_disks
+from ckptdiag.sources.devices import DiskPlan, plan_disks
 from ckptdiag.sources.diskstats import read_diskstats
 from ckptdiag.sources.mongo import MongoSource
 
@@ -76,6 +77,7 @@ SERVE_FLAGS = {
     "write_rate": "--write-rate",
     "io_capacity_mb": "--io-capacity-mb",
     "disk_mb_s": "--disk-mb-s",
+    "slow_disk": "--slow-disk",
 }
 # the scenario's own shape, not settings: fixed by the scenario's name
 SCENARIO_ONLY = frozenset(
@@ -110,8 +112,9 @@ def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_di
 class LabProcess:
     """A ``lab serve`` child process: started, waited for, stopped with SIGTERM."""
 
-    def __init__(self, cmd: list[str]) -> None:
+    def __init__(self, cmd: list[str], env: dict[str, str] | None = None) -> None:
         self.cmd = cmd
+        self.env = env or {}
         self.proc: subprocess.Popen[str] | None = None
         self.stderr_lines: list[str] = []
         self.uri: str | None = None
@@ -133,7 +136,7 @@ class LabProcess:
 
     def start(self, timeout_s: float = 180.0) -> str:
         """Start the child and return its URI once it serves."""
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
         )
@@ -166,6 +169,15 @@ class LabProcess:
             self.proc.stderr.close()
 
 
+def _disk_plan(dbpath: str, config: LabConfig, model_state: Path | None) -> tuple[DiskPlan, DiskReader | None]:
+    """The disk the recorder watches: the model device's counters, or dbPath's disk."""
+    if model_state is None:
+        return plan_disks(dbpath, True, (), set(read_diskstats())), None
+    note = f"the lab's model disk: {config.disk_mb_s} MB/s with one queue (docs/lab.md#slow-disk)"
+    plan = DiskPlan((modeldisk.DEVICE,), True, notes=(note,), source="lab model disk")
+    return plan, lambda: modeldisk.read_counters(model_state)
+
+
 def run_scenario(
     scenario: Scenario,
     config: LabConfig,
@@ -183,7 +195,10 @@ def run_scenario(
     clock = SystemClock()
     with tempfile.TemporaryDirectory(prefix="ckptdiag-truth-") as tmp:
         truth_tmp = Path(tmp) / "truth.json"
-        child = LabProcess(serve_command(scenario, config, truth_tmp, lab_dir))
+        # on the model disk the child writes the device's counters where this process reads them
+        model_state = Path(tmp) / "modeldisk.state" if config.disk_mb_s and config.slow_disk == "model" else None
+        env = {modeldisk.ENV_STATE: str(model_state)} if model_state else {}
+        child = LabProcess(serve_command(scenario, config, truth_tmp, lab_dir), env)
         try:
             uri = child.start()
         except BaseException:
@@ -192,7 +207,7 @@ def run_scenario(
         source = MongoSource(ConnectOptions(uri=uri))
         try:
             info = source.connect()
-            plan = plan_disks(info.dbpath, True, (), set(read_diskstats()))
+            plan, reader = _disk_plan(info.dbpath, config, model_state)
             result = record_into(
                 writer,
                 source,
@@ -205,6 +220,7 @@ def run_scenario(
                 on_sample=on_sample,
                 on_event=on_event,
                 stop_signals=stop_signals,
+                disk_reader=reader,
             )
         finally:
             writer.close()

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 from typing import Any
 
+from ckptdiag.lab import modeldisk
 from ckptdiag.lab.config import LAB_VERSION
 from ckptdiag.lab.engine import LabEngine
 from ckptdiag.lab.wire import CommandServer, diskstats_to_system_metrics, filter_sections, wants_histograms
@@ -24,7 +25,11 @@ def lab_server(engine: LabEngine, port: int) -> CommandServer:
 
     def diagnostic_data(cmd: dict[str, Any]) -> dict[str, Any]:
         now = dt.datetime.now(dt.timezone.utc)
-        physical = {k: v for k, v in read_diskstats().items() if k in disks}
+        model = modeldisk.active()
+        if model is not None and model.loaded:
+            physical = modeldisk.read_counters(model.state)
+        else:
+            physical = {k: v for k, v in read_diskstats().items() if k in disks}
         return {
             "data": {
                 "start": now,

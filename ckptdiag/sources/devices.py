@@ -163,6 +163,7 @@ class DiskPlan:
     chain: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     filesystem: str | None = None  # dbPath's file system type (ext4, xfs, ...) when local
+    source: str = "/proc/diskstats"  # where the counters come from
 
     def to_json(self) -> dict[str, object]:
         """The header form."""
@@ -172,7 +173,7 @@ class DiskPlan:
             "chain": list(self.chain),
             "notes": list(self.notes),
             "filesystem": self.filesystem,
-            "source": "/proc/diskstats",
+            "source": self.source,
         }
 
 

@@ -228,18 +228,38 @@ def _wait(stop: threading.Event, duration: float | None) -> None:
 
 
 def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float, warn: Warn) -> Path | None:
-    """The throttled disk a scenario asks for (``disk_mb_s``), mounted for the run's life; None for
-    the lab dir's own disk. A scenario's own limit falls back with a warning where the disk cannot
-    be made (not root, no loop devices); one asked for on the command line is an error."""
-    import tempfile
-
-    from ckptdiag.lab.config import check_space, estimated_bytes, free_bytes
-    from ckptdiag.lab.slowdisk import slow_disk, unavailable
-
+    """Where the engine's data goes when the scenario asks for a slow disk (``disk_mb_s``): the
+    model disk (anyone; this process is run again with it, the first time) or the throttled loop
+    device (``slow_disk="loop"``, root), for the run's life; None for the lab dir's own disk."""
     if not config.disk_mb_s:
         return None
-    reason = unavailable()
+    if config.slow_disk == "loop":
+        return _loop_disk(stack, config, request, planned_s)
+    return _model_disk(stack, config, request, warn)
+
+
+def _model_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, warn: Warn) -> Path | None:
+    import os
+    import shutil
+    import tempfile
+
+    from ckptdiag.lab import modeldisk
+
+    running = modeldisk.active()
+    if running is not None and running.loaded:
+        stack.callback(shutil.rmtree, running.directory, True)  # removed on every exit
+        return running.directory
+    shim = modeldisk.shim_path()
+    reason = (
+        "its shim could not be loaded"
+        if running is not None
+        else None
+        if shim is not None
+        else "its shim was not built (no C compiler at install)"
+    )
     if reason is not None:
+        if running is not None:
+            shutil.rmtree(running.directory, ignore_errors=True)
         if request.overrides.get("disk_mb_s"):
             raise CkptdiagError(f"cannot make a {config.disk_mb_s} MB/s disk here: {reason}", "leave out --disk-mb-s")
         warn(
@@ -247,6 +267,27 @@ def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned
             f"cannot make one here ({reason}); running on the lab dir's own disk, where its checkpoints may not stall"
         )
         return None
+    assert shim is not None
+    base = request.lab_dir or Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    directory = modeldisk.make_directory(base)
+    state = Path(os.environ.get(modeldisk.ENV_STATE) or directory / "device.state")
+    modeldisk.reexec_on(directory, config.disk_mb_s, state, shim)
+
+
+def _loop_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float) -> Path:
+    """The kernel-throttled loop device (root): an error where it cannot be made."""
+    import tempfile
+
+    from ckptdiag.lab.config import check_space, estimated_bytes, free_bytes
+    from ckptdiag.lab.slowdisk import slow_disk, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        raise CkptdiagError(
+            f"cannot make a {config.disk_mb_s} MB/s loop device here: {reason}",
+            "use the model disk (--slow-disk model, the default), which needs no root",
+        )
     base = request.lab_dir or Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)
     need = estimated_bytes(config, planned_s)
