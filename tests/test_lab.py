@@ -280,15 +280,16 @@ def _epoch(iso_time: str) -> float:
 
 
 def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path) -> None:
-    # On its slow disk (root, loop devices: lab/slowdisk.py) the stall scenario's checkpoints stall
-    # writes (the yardstick, in most of them) and ckptdiag must say critical, flag them,
-    # and recommend the shorter interval that shrinks each burst. Without the slow disk the
-    # scenario runs on the lab dir's own disk, where it may not stall at all; either way ckptdiag
-    # must find every checkpoint within 1 s and flag every stall the ground truth saw.
-    from ckptdiag.lab.slowdisk import unavailable
+    # On its slow disk (the model disk, for any user: lab/_slowdisk.c; CI runs this suite as an
+    # unprivileged account) the stall scenario's checkpoints stall writes in 2 of 2 by the ground
+    # truth, and ckptdiag must say critical, flag both with no false flag, and recommend the
+    # shorter interval that shrinks each burst. Where the shim was not built (no C compiler) the
+    # scenario runs on the lab dir's own disk and may not stall: then every stall the truth saw is
+    # still flagged and every checkpoint found.
+    from ckptdiag.lab.modeldisk import shim_path
     from ckptdiag.lab.truth import match, summarize
 
-    slow = unavailable() is None
+    slow = shim_path() is not None
     out = tmp_path / "stall.jsonl.gz"
     proc = ckptdiag(
         "demo",
@@ -303,9 +304,11 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     assert m.checkpoints >= 2 and m.found == m.checkpoints  # at 60 s and ~122 s
     assert m.stalls_flagged >= 0.9 * m.stalls
     if slow:
-        assert m.stalls > m.checkpoints / 2, truth
+        assert m.stalls == m.checkpoints and m.stalls_flagged == m.stalls and m.false_stalls == 0, (truth, detected)
         assert doc["verdict"]["severity"] == "critical", doc["verdict"]
         assert "600 inserts/s (j:true), disk 16 MB/s)" in " ".join(proc.stdout.split())
+        assert doc["checkpoints"]["disk"] == "labdisk"  # the model device, sampled like any data disk
+        assert "verify: PASS" in proc.stdout, proc.stdout[-3000:]
     if doc["verdict"]["severity"] == "ok":
         assert not slow and doc["recommendations"] == [] and "nothing to verify" in proc.stderr
         return

@@ -54,3 +54,21 @@ def test_live_status_renders_the_figures_and_events() -> None:
     text = out.getvalue()
     assert "RUNNING" in text and "0.1" in text and "10.0" in text and "110" in text
     assert "gap connection closed" in text
+
+
+def test_the_live_line_counts_checkpoints_and_shows_the_intervals_write_p99() -> None:
+    a, b = _samples()
+    a = {**a, "hist": {"writes": [[256, 100], [1024, 0]]}, "m": {**a["m"], "ckpt.count": 7}}
+    # this interval: 98 writes under 0.5 ms, 2 of 1-2 ms: p99 in the 1,024 us bucket
+    b = {**b, "hist": {"writes": [[256, 198], [1024, 2]]}, "m": {**b["m"], "ckpt.count": 9}}
+    f = instant(a, b)
+    assert f.write_p99_ms == 1.024 and f.checkpoints == 9
+    assert instant(a, {**b, "hist": a["hist"]}).write_p99_ms is None  # no writes in the interval
+    out = io.StringIO()
+    console = Console(file=out, width=160, force_terminal=False, color_system=None)
+    with LiveStatus(console, "lab:stall", "x.jsonl.gz") as live:
+        live.on_sample(a)
+        live.on_sample(b)
+    row = next(line for line in out.getvalue().splitlines()[::-1] if "RUNNING" in line)
+    assert row.split("│")[3].strip() == "2"  # checkpoints begun since the recording started
+    assert "1.0" in row.split("│")[8]

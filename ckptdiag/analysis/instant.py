@@ -23,6 +23,8 @@ class Instant:
     disk_write_mb_s: float | None
     disk_util_pct: float | None
     app_evictions_s: float | None
+    write_p99_ms: float | None = None  # from the interval's latency histogram (lower bucket bound)
+    checkpoints: float | None = None  # checkpoints the server has begun since it started
 
 
 def _rate(prev: Mapping[str, Any], curr: Mapping[str, Any], key: str, dt: float) -> float | None:
@@ -39,8 +41,9 @@ def instant(prev: Mapping[str, Any] | None, curr: Mapping[str, Any]) -> Instant:
     dirty = m.get("cache.dirty_bytes")
     used = m.get("cache.bytes")
     running = checkpoint_running(m)
-    ops_s = write_mb = util = app = None
+    ops_s = write_mb = util = app = p99 = None
     if prev is not None:
+        p99 = _interval_p99_ms(prev.get("hist") or {}, curr.get("hist") or {})
         pm = prev.get("m", {})
         dt = max(float(curr["mono"]) - float(prev["mono"]), 1e-3)
         if running is None and "ckpt.generation" in m and "ckpt.generation" in pm:
@@ -61,4 +64,22 @@ def instant(prev: Mapping[str, Any] | None, curr: Mapping[str, Any]) -> Instant:
         disk_write_mb_s=write_mb,
         disk_util_pct=util,
         app_evictions_s=app,
+        write_p99_ms=p99,
+        checkpoints=m.get("ckpt.count", m.get("ckpt.generation")),
     )
+
+
+def _interval_p99_ms(prev: Mapping[str, Any], curr: Mapping[str, Any]) -> float | None:
+    """p99 write latency of the interval: the lower bound of the histogram bucket holding it."""
+    before = {int(b): int(c) for b, c in prev.get("writes") or []}
+    counts = [(int(b), int(c) - before.get(int(b), 0)) for b, c in curr.get("writes") or []]
+    counts = [(b, n) for b, n in sorted(counts) if n > 0]
+    total = sum(n for _, n in counts)
+    if not total:
+        return None
+    seen = 0
+    for bound, n in counts:
+        seen += n
+        if seen >= 0.99 * total:
+            return bound / 1000
+    return None

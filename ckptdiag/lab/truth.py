@@ -84,6 +84,8 @@ class Detection:
     stalls: int
     stalls_flagged: int  # ground-truth stalls whose matching episode is flagged a stall
     false_stalls: int  # episodes flagged a stall where the ground truth saw none
+    # per ground-truth checkpoint: None not found, else whether ckptdiag flagged it a stall
+    verdicts: tuple[bool | None, ...] = ()
 
     @property
     def stall_recall(self) -> float | None:
@@ -94,12 +96,14 @@ def match(summary: TruthSummary, episodes: Sequence[tuple[float, bool]], toleran
     """Match detected episodes (start, stall) to ground-truth checkpoints by start time."""
     found = flagged = false_stalls = 0
     used: set[int] = set()
+    verdicts: list[bool | None] = []
     for truth in summary.checkpoints:
         best = min(
             (i for i in range(len(episodes)) if i not in used and abs(episodes[i][0] - truth.start) <= tolerance_s),
             key=lambda i: abs(episodes[i][0] - truth.start),
             default=None,
         )
+        verdicts.append(None if best is None else episodes[best][1])
         if best is None:
             continue
         used.add(best)
@@ -108,4 +112,4 @@ def match(summary: TruthSummary, episodes: Sequence[tuple[float, bool]], toleran
             flagged += 1
         if episodes[best][1] and not truth.stall:
             false_stalls += 1
-    return Detection(len(summary.checkpoints), found, summary.stalls, flagged, false_stalls)
+    return Detection(len(summary.checkpoints), found, summary.stalls, flagged, false_stalls, tuple(verdicts))

@@ -31,18 +31,24 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
         + ")",
         title_justify="left",
     )
-    for name in ("start (UTC)", "duration s", "writes/s vs baseline", "p99 vs baseline", "max ms", "stall"):
+    m = match(s, detected) if detected is not None else None
+    names = ["start (UTC)", "duration s", "writes/s vs baseline", "p99 vs baseline", "max ms", "lab truth"]
+    for name in names + (["ckptdiag"] if m else []):
         table.add_column(name, justify="right")
-    for cp in s.checkpoints:
+    for i, cp in enumerate(s.checkpoints):
         start = dt.datetime.fromtimestamp(cp.start, dt.timezone.utc).strftime("%H:%M:%S")
-        table.add_row(
+        cells: list[str | Text] = [
             start,
             fmt(cp.duration_s, ".2f"),
             fmt(cp.ops_ratio and cp.ops_ratio * 100, ".0f") + " %",
             fmt(cp.p99_ratio, ".1f") + "x",
             fmt(cp.max_ms, ".0f"),
             Text("STALL", style="bold red") if cp.stall else Text("no", style="green"),
-        )
+        ]
+        if m:  # the diagnosis beside the truth: flagged, found (not flagged) or missed
+            seen = m.verdicts[i] if i < len(m.verdicts) else None
+            cells.append(Text("missed", style="red") if seen is None else Text("STALL" if seen else "found"))
+        table.add_row(*cells)
     base = (
         f"baseline {fmt(s.baseline_ops, ',.0f')} writes/s, p99 {fmt(s.baseline_p99_ms, '.2f')} ms; "
         f"mean {fmt(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
@@ -51,8 +57,7 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     parts: list[RenderableType] = [table, Text(base)]
     if run.truth.get("errors"):
         parts.append(Text("lab errors: " + "; ".join(run.truth["errors"]), style="red"))
-    if detected is not None:
-        m = match(s, detected)
+    if m is not None:
         parts.append(
             Text(
                 f"ckptdiag against the ground truth: found {m.found} of {m.checkpoints} checkpoints (start within "

@@ -30,6 +30,7 @@ class LiveStatus:
         self._first_mono: float | None = None
         self._samples = 0
         self._notes: list[str] = []
+        self._first_ckpt: float | None = None
         self._live = Live(self._render(None, 0.0), console=console, refresh_per_second=4, transient=False)
 
     def __enter__(self) -> LiveStatus:
@@ -45,6 +46,8 @@ class LiveStatus:
             self._first_mono = float(sample["mono"])
         self._samples += 1
         figures = instant(self._prev, sample)
+        if self._first_ckpt is None and figures.checkpoints is not None:
+            self._first_ckpt = figures.checkpoints  # "ckpts": begun since the recording started
         self._prev = sample
         self._live.update(self._render(figures, float(sample["mono"]) - self._first_mono))
 
@@ -61,25 +64,26 @@ class LiveStatus:
             caption_justify="left",
         )
         # short headers: the table fits an 80-column terminal
-        for name in ("elapsed", "samples", "ckpt", "dirty%", "used%", "wMB/s", "util%", "ops/s", "app-evict/s"):
+        for name in ("elapsed", "ckpt", "ckpts", "dirty%", "wMB/s", "util%", "ops/s", "w p99 ms", "app-ev/s"):
             table.add_column(name, justify="right")
         if f is None:
-            table.add_row(f"{elapsed:.0f}s", "0", "-", "-", "-", "-", "-", "-", "-")
+            table.add_row(f"{elapsed:.0f}s", "-", "-", "-", "-", "-", "-", "-", "-")
             return table
         ckpt = (
             Text("-")
             if f.checkpoint_running is None
             else (Text("RUNNING", style="bold red") if f.checkpoint_running else Text("idle", style="green"))
         )
+        begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
         table.add_row(
             f"{elapsed:.0f}s",
-            str(self._samples),
             ckpt,
+            fmt(begun, ".0f"),
             fmt(f.dirty_pct, ".1f"),
-            fmt(f.used_pct, ".1f"),
             fmt(f.disk_write_mb_s, ".1f"),
             fmt(f.disk_util_pct, ".0f"),
             fmt(f.ops_s, ",.0f"),
+            fmt(f.write_p99_ms, ",.1f"),
             fmt(f.app_evictions_s, ",.0f"),
         )
         return table

@@ -93,6 +93,9 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
         console.print(render_lab_run(run, [(e.start, e.stall) for e in report.dx.episodes]))
         if request.output:
             warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
+        if not request.verify and report.advice and report.advice.lab_overrides:
+            again = " ".join(("ckptdiag demo", *(["--scenario", scenario.name] if scenario.name != "stall" else [])))
+            warn(f"next: {again} --verify (the recommended settings on the same lab, before and after)")
         if not request.verify or run.result.stopped_by == "interrupted":
             return run.result
         overrides = report.advice.lab_overrides if report.advice else {}
