@@ -322,3 +322,51 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     rows = {r["metric"]: r for r in compared["rows"]}
     assert rows["bytes per checkpoint (p50)"]["ratio"] < 0.5
     assert rows["checkpoint interval"]["after"] < rows["checkpoint interval"]["before"]
+
+
+def _serve_small_stall(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    small = ("--duration", "2", "--cache-mb", "256", "--write-rate", "1000", "--lab-dir", str(tmp_path))
+    return subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "lab", "serve", "--scenario", "stall", "--port", "0", *small, *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+
+
+def test_the_stall_scenario_runs_on_the_model_disk_and_cleans_it_up(tmp_path: Path) -> None:
+    from ckptdiag.lab import modeldisk
+
+    if modeldisk.shim_path() is None:
+        pytest.skip("the model disk's shim was not built")
+    state = tmp_path / "device.state"
+    proc = _serve_small_stall(tmp_path, {modeldisk.ENV_STATE: str(state)})
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr and "serving on mongodb://" in proc.stderr
+    (counters, _n) = modeldisk.read_counters(state)[modeldisk.DEVICE]
+    assert counters.wr_ios > 0  # the journal's syncs went through the model device
+    assert [p.name for p in tmp_path.iterdir()] == ["device.state"]  # its directory is gone
+
+
+def test_a_shim_the_loader_skipped_falls_back_with_a_warning_not_a_loop(tmp_path: Path) -> None:
+    from ckptdiag.lab import modeldisk
+
+    env = {
+        "LD_PRELOAD": str(tmp_path / "missing" / "_slowdisk.so"),
+        modeldisk.ENV_DIR: str(tmp_path / f"{modeldisk.PREFIX}1-x"),
+        modeldisk.ENV_MB_S: "16",
+        modeldisk.ENV_STATE: str(tmp_path / "device.state"),
+    }
+    proc = _serve_small_stall(tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot make one here (its shim could not be loaded)" in proc.stderr
+    assert "running on the lab dir's own disk" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="as root the loop device may be made")
+def test_the_loop_disk_without_root_is_an_error_that_points_to_the_model_disk(tmp_path: Path) -> None:
+    proc = _serve_small_stall(tmp_path, {}, "--slow-disk", "loop")
+    assert proc.returncode == 1
+    assert "cannot make a 16 MB/s loop device here" in proc.stderr and "--slow-disk model" in proc.stderr

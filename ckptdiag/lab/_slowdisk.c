@@ -7,7 +7,10 @@
  * device, which writes them in order at N MB/s, and returns when they are written. Every sync
  * queues behind those already queued, as a flush waits for the writes before it: so the
  * journal's small sync, issued while the checkpoint's burst drains, waits for the whole burst,
- * and writes that wait for the journal (j:true) stop for as long as it takes.
+ * and writes that wait for the journal (j:true) stop for as long as it takes. Like the kernel's
+ * flusher, bytes left dirty for 30 s (dirty_expire_centisecs; CKPTDIAG_SLOWDISK_EXPIRE_S) are
+ * written in the background when they expire, taking the device's time then, so a checkpoint's
+ * sync finds only what was written since.
  *
  * Only files under CKPTDIAG_SLOWDISK_DIR are modelled; everything else passes straight through.
  * The device's counters (bytes, requests, busy time) go to a small shared file,
@@ -30,6 +33,8 @@
 #include <unistd.h>
 
 #define MAX_FD 65536
+#define MAX_TRACKED 1024 /* files of the data directory open at once (the engine keeps a few dozen) */
+#define AGE_SLOTS 64      /* a file's dirty bytes by the second they were written, for 64 s */
 
 /* The shared state: the layout ckptdiag/lab/modeldisk.py reads (little-endian int64s). */
 struct state {
@@ -53,6 +58,14 @@ static struct state local_state;
 static struct state *st = &local_state;
 static unsigned char tracked[MAX_FD];
 static int64_t dirty[MAX_FD];
+struct slot {
+    int64_t sec;
+    int64_t bytes;
+};
+static struct slot *ages[MAX_FD]; /* per tracked file: AGE_SLOTS slots, allocated when tracked */
+static int open_fds[MAX_TRACKED];
+static int n_open;
+static int64_t expire_ns = 30000000000LL;
 
 static int (*real_open)(const char *, int, ...);
 static int (*real_open64)(const char *, int, ...);
@@ -103,6 +116,9 @@ static void setup(void) {
     }
     memset(st, 0, sizeof(*st));
     st->rate_bps = (int64_t)rate;
+    const char *expire = getenv("CKPTDIAG_SLOWDISK_EXPIRE_S");
+    if (expire != NULL && strtod(expire, NULL) > 0)
+        expire_ns = (int64_t)(strtod(expire, NULL) * 1e9);
     st->busy_until = now_ns();
     strcpy(prefix, dir);
     prefix_len = strlen(prefix);
@@ -126,21 +142,85 @@ static int in_dir(int dirfd, const char *path) {
     return dirfd >= 0 && dirfd < MAX_FD && tracked[dirfd];
 }
 
-static void track(int fd, int yes) {
-    if (fd >= 0 && fd < MAX_FD) {
-        pthread_mutex_lock(&lock);
-        tracked[fd] = (unsigned char)(yes != 0);
-        dirty[fd] = 0;
-        pthread_mutex_unlock(&lock);
+/* Queue ``bytes`` on the device no earlier than ``at``: -> when they are written. Under the lock. */
+static int64_t enqueue(int64_t at, int64_t bytes, int64_t issued) {
+    int64_t need = (int64_t)((double)bytes * 1e9 / (double)st->rate_bps);
+    if (need < 20000)
+        need = 20000; /* a flush costs the device a little even with nothing to write: 20 us */
+    int64_t begin = st->busy_until > at ? st->busy_until : at;
+    int64_t done = begin + need;
+    __atomic_add_fetch(&st->seq, 1, __ATOMIC_ACQ_REL);
+    st->busy_until = done;
+    st->reserved_ns += need;
+    st->bytes += bytes;
+    st->requests += 1;
+    st->wait_ns += done > issued ? done - issued : 0;
+    __atomic_add_fetch(&st->seq, 1, __ATOMIC_ACQ_REL);
+    return done;
+}
+
+/* The flusher: every file's bytes dirty for expire_ns go to the device when they expired. */
+static void expire(int64_t now) {
+    for (int i = 0; i < n_open; i++) {
+        int fd = open_fds[i];
+        struct slot *s = ages[fd];
+        for (int k = 0; s != NULL && k < AGE_SLOTS; k++) {
+            int64_t due = s[k].sec * 1000000000LL + expire_ns;
+            if (s[k].bytes > 0 && due <= now) {
+                enqueue(due, s[k].bytes, due);
+                dirty[fd] -= s[k].bytes;
+                s[k].bytes = 0;
+            }
+        }
     }
 }
 
-static void wrote(int fd, ssize_t n) {
-    if (n > 0 && fd >= 0 && fd < MAX_FD && tracked[fd]) {
-        pthread_mutex_lock(&lock);
-        dirty[fd] += n;
-        pthread_mutex_unlock(&lock);
+static void track(int fd, int yes) {
+    if (fd < 0 || fd >= MAX_FD)
+        return;
+    pthread_mutex_lock(&lock);
+    if (tracked[fd]) { /* closed (or reused): forget it */
+        for (int i = 0; i < n_open; i++)
+            if (open_fds[i] == fd) {
+                open_fds[i] = open_fds[--n_open];
+                break;
+            }
+        free(ages[fd]);
+        ages[fd] = NULL;
     }
+    tracked[fd] = 0;
+    dirty[fd] = 0;
+    if (yes && n_open < MAX_TRACKED) {
+        ages[fd] = calloc(AGE_SLOTS, sizeof(struct slot));
+        if (ages[fd] != NULL) {
+            tracked[fd] = 1;
+            open_fds[n_open++] = fd;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void wrote(int fd, ssize_t n) {
+    if (n <= 0 || fd < 0 || fd >= MAX_FD || !tracked[fd])
+        return;
+    int64_t now = now_ns();
+    int64_t sec = now / 1000000000LL;
+    pthread_mutex_lock(&lock);
+    struct slot *s = ages[fd];
+    if (s != NULL) {
+        struct slot *slot = &s[sec % AGE_SLOTS];
+        if (slot->sec != sec) {
+            if (slot->bytes > 0) { /* 64 s old and never expired (no sync since): it is written by now */
+                enqueue(slot->sec * 1000000000LL + expire_ns, slot->bytes, now);
+                dirty[fd] -= slot->bytes;
+            }
+            slot->sec = sec;
+            slot->bytes = 0;
+        }
+        slot->bytes += n;
+        dirty[fd] += n;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 /* A sync: the file's dirty bytes join the device's queue; return once they are written. */
@@ -149,19 +229,13 @@ static void drain(int fd) {
         return;
     int64_t start = now_ns();
     pthread_mutex_lock(&lock);
+    expire(start);
     int64_t bytes = dirty[fd];
     dirty[fd] = 0;
-    int64_t need = (int64_t)((double)bytes * 1e9 / (double)st->rate_bps);
-    if (need < 20000)
-        need = 20000; /* a flush costs the device a little even with nothing to write: 20 us */
-    int64_t begin = st->busy_until > start ? st->busy_until : start;
-    int64_t done = begin + need;
+    if (ages[fd] != NULL)
+        memset(ages[fd], 0, AGE_SLOTS * sizeof(struct slot));
+    int64_t done = enqueue(start, bytes, start);
     __atomic_add_fetch(&st->seq, 1, __ATOMIC_ACQ_REL);
-    st->busy_until = done;
-    st->reserved_ns += need;
-    st->bytes += bytes;
-    st->requests += 1;
-    st->wait_ns += done - start;
     st->in_flight += 1;
     __atomic_add_fetch(&st->seq, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&lock);

@@ -94,8 +94,10 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
         if request.output:
             warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
         if not request.verify and report.advice and report.advice.lab_overrides:
-            again = " ".join(("ckptdiag demo", *(["--scenario", scenario.name] if scenario.name != "stall" else [])))
-            warn(f"next: {again} --verify (the recommended settings on the same lab, before and after)")
+            warn(
+                "next: the same command with --verify applies the recommended settings to this lab and shows "
+                "before and after"
+            )
         if not request.verify or run.result.stopped_by == "interrupted":
             return run.result
         overrides = report.advice.lab_overrides if report.advice else {}
@@ -242,6 +244,9 @@ def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned
 
 
 def _model_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, warn: Warn) -> Path | None:
+    """The model disk's directory once this process runs on it; before that, run this process
+    again with the shim (it does not return). Without the shim: the lab dir's own disk, with a
+    warning, or an error when --disk-mb-s was asked for."""
     import os
     import shutil
     import tempfile
@@ -253,13 +258,11 @@ def _model_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, warn
         stack.callback(shutil.rmtree, running.directory, True)  # removed on every exit
         return running.directory
     shim = modeldisk.shim_path()
-    reason = (
-        "its shim could not be loaded"
-        if running is not None
-        else None
-        if shim is not None
-        else "its shim was not built (no C compiler at install)"
-    )
+    reason = None
+    if running is not None:  # started with the preload, but the loader skipped it
+        reason = "its shim could not be loaded"
+    elif shim is None:
+        reason = "its shim was not built (no C compiler at install)"
     if reason is not None:
         if running is not None:
             shutil.rmtree(running.directory, ignore_errors=True)
