@@ -25,6 +25,14 @@ TARGET_STOPPED_CHECKPOINT_S = 0.3
 MIN_INTERVAL_S = 10.0  # shorter: root pages of every table rewritten several times a minute
 INTERVAL_HEADROOM = 3.0  # the interval stays >= 3x the predicted checkpoint
 NICE_INTERVALS = (300, 240, 180, 120, 90, 60, 45, 30, 20, 15, 10)
+# The model scales bytes with the interval; a page touched by scattered writes (random index keys)
+# is written whole at every checkpoint, so a much shorter interval saves less than that: in the
+# lab (60 -> 10 s) checkpoints wrote 2x and took 2x what the model predicted (docs/advice.md).
+SCATTER_RATIO = 4.0
+SCATTER_CAVEAT = (
+    " (a floor, not a promise: pages touched by scattered writes are written whole at every checkpoint, "
+    "so at a much shorter interval each checkpoint writes more than its share; check with 'ckptdiag compare')"
+)
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,7 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
             f"every {d.new_s:.0f} s: ~{mb(after.bytes_written)} per checkpoint in ~{after.duration_s or 0:.1f} s"
             + (f", write p99 inside ~{after.p99_inside_ms:.0f} ms" if after.p99_inside_ms is not None else "")
             + "; the same total checkpoint I/O per hour, in smaller bursts"
+            + (SCATTER_CAVEAT if d.new_s * SCATTER_RATIO <= d.interval_s else "")
         ),
         tradeoffs=(
             f"twice or more the checkpoints ({3600 / d.new_s:.0f} an hour instead of {3600 / d.interval_s:.0f}): "
