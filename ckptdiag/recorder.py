@@ -21,6 +21,7 @@ from ckptdiag.errors import ConnectError
 from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
 from ckptdiag.sources.devices import DiskPlan
 from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
+from ckptdiag.sources.hostcpu import read_host_cpu
 from ckptdiag.sources.mongo import DISKS_KEY, ServerInfo, SourceLost
 
 DiskReader = Callable[[], Mapping[str, tuple[DiskCounters, int]]]
@@ -95,6 +96,7 @@ class Sampler:
         read_disks: DiskReader | None = None,
         on_sample: Callable[[dict[str, Any]], None] | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        read_host: Callable[[], Mapping[str, float]] | None = None,
     ) -> None:
         self.source = source
         self.writer = writer
@@ -102,6 +104,7 @@ class Sampler:
         self.interval = interval
         self.duration = duration
         self.read_disks = read_disks
+        self.read_host = read_host
         self.on_sample = on_sample
         self.on_event = on_event
         self._stop: str | None = None
@@ -182,6 +185,7 @@ class Sampler:
     def _take(self, state: _Loop, result: RecordResult, mono: float, wall: float) -> None:
         """One sample, written; a lost link is recorded as a gap instead."""
         disks = self.read_disks() if self.read_disks is not None else None
+        host = self.read_host() if self.read_host is not None else None
         try:
             doc = self.source.sample()
         except SourceLost as exc:
@@ -197,7 +201,14 @@ class Sampler:
             result.restarts += 1
             self._event("restart", result, next_seq=state.seq)
         sample = build_sample(
-            doc, seq=state.seq, wall=wall, mono=mono, rtt_ms=rtt_ms, skipped=state.pending_skip, disks=disks
+            doc,
+            seq=state.seq,
+            wall=wall,
+            mono=mono,
+            rtt_ms=rtt_ms,
+            skipped=state.pending_skip,
+            disks=disks,
+            host=host,
         )
         if sample.get("wt_missing"):
             result.wt_missing += 1
@@ -278,6 +289,8 @@ def record_into(
         interval=interval,
         duration=duration,
         read_disks=read_disks if watched else None,
+        # the host's CPU time where the server is on this host (its disks are ours to read)
+        read_host=read_host_cpu if plan.local else None,
         on_sample=on_sample,
         on_event=on_event,
     )

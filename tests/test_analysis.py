@@ -9,7 +9,7 @@ import pytest
 from conftest import shared_path
 from synth import Server
 
-from ckptdiag.analysis.diagnosis import diagnose
+from ckptdiag.analysis.diagnosis import diagnose, hurts
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.series import derive, derive_pieces
 from ckptdiag.engine_config import EvictionSettings, resolve
@@ -323,3 +323,37 @@ def test_a_secondary_whose_apply_stalls_in_checkpoints_is_critical_and_named() -
     assert as_primary.role == "primary" and plain.role is None
     assert (as_primary.severity, as_primary.stalls, as_primary.summary) == (plain.severity, plain.stalls, plain.summary)
     assert [e.impact.ops_ratio for e in as_primary.episodes] == [e.impact.ops_ratio for e in plain.episodes]
+
+
+def test_a_stall_while_the_hosts_cpus_are_busy_says_so() -> None:
+    # a busy host (another process on the cores): the pause is listed with the CPU figure, which
+    # FTDC (systemMetrics.cpu) and a recording on the server's host both carry as host.cpu.*
+    frame = Server(stall=False, pauses=((100.2, 103.2),)).frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    busy = (rel >= 99) & (rel <= 104)
+    # 2 CPUs, 2,000 ms of CPU time a second: 30 % busy, 100 % in the pause
+    frame["host.cpu.user_ms"] = np.cumsum(np.where(busy, 1800.0, 500.0))
+    frame["host.cpu.system_ms"] = np.cumsum(np.where(busy, 200.0, 100.0))
+    frame["host.cpu.idle_ms"] = np.cumsum(np.where(busy, 0.0, 1300.0))
+    frame["host.cpu.iowait_ms"] = np.cumsum(np.where(busy, 0.0, 100.0))
+    d = derive(frame)
+    assert np.nanmedian(d["host_cpu_pct"]) == pytest.approx(30.0)
+    (other,) = diagnose(d, ServerFacts(version="7.0.0")).other_stalls
+    assert list(other.seen) == ["the host's CPUs 100 % busy (all processes): the server may have waited for a CPU"]
+    # without the CPU figures the stall is listed as before, with nothing seen
+    (other,) = diagnose(derive(Server(stall=False, pauses=((100.2, 103.2),)).frame()), ServerFacts()).other_stalls
+    assert other.seen == ()
+
+
+def test_checkpoints_that_hurt_while_the_host_is_saturated_say_so_in_the_evidence() -> None:
+    frame = Server(seconds=300).frame()  # stalls in every checkpoint
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    frame["host.cpu.user_ms"] = np.cumsum(np.full(rel.size, 1950.0))  # 2 CPUs, 97.5 % busy throughout
+    frame["host.cpu.idle_ms"] = np.cumsum(np.full(rel.size, 50.0))
+    dx = diagnose(derive(frame), ServerFacts())
+    hurting = sum(1 for e in dx.episodes if hurts(e))
+    assert hurting and any(
+        f"the host's CPUs were 98-98 % busy (all processes) in {hurting} of the {hurting} checkpoints that hurt" in n
+        for n in dx.evidence
+    ), dx.evidence
+    assert not any("host's CPUs" in n for n in diagnose(derive(Server(seconds=300).frame()), ServerFacts()).evidence)

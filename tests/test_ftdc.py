@@ -475,3 +475,21 @@ def test_without_the_compiled_kernel_the_frame_is_the_same(monkeypatch: pytest.M
         monkeypatch.undo()
         assert list(plain.columns) == list(compiled.columns)
         assert plain.equals(compiled)
+
+
+def test_the_hosts_cpu_time_is_read_from_system_metrics() -> None:
+    # FTDC keeps the host's CPU time (systemMetrics.cpu.*_ms, procparser); a stall is read beside it
+    from ckptdiag.analysis.series import derive
+    from ckptdiag.sources.ftdc.frames import read_ftdc
+    from ckptdiag.sources.hostcpu import FIELDS, PREFIX
+
+    path = shared_path(
+        "ftdc",
+        "public-datadirs",
+        "ISEP-1190402+SEGPRD-2025",
+        "a0ce77479b__mongo-data__diagnostic.data__metrics.2025-06-04T12-54-20Z-00000",
+    )
+    frame = read_ftdc([path]).frame
+    assert {PREFIX + f for f in FIELDS} <= set(frame.columns)
+    busy = derive(frame)["host_cpu_pct"].dropna()
+    assert len(busy) > 10 and busy.between(0, 100).all() and busy.median() > 0

@@ -70,6 +70,8 @@ def test_record_replays_real_documents_of_each_version(tmp_path: Path, name: str
     for key in ("cache.max_bytes", "ckpt.generation", "ckpt.bytes_written", "cache.app_evicted_pages"):
         assert first[key] == expected[key]
     assert [s["m"]["cache.dirty_bytes"] for s in rec.samples] == [2_000_000, 3_000_000, 4_000_000, 5_000_000]
+    # a server on this host: its host's CPU time beside each sample (as FTDC's systemMetrics.cpu)
+    assert rec.header["disks"]["local_to_server"] and all(s["m"]["host.cpu.idle_ms"] > 0 for s in rec.samples)
     # each tick asks only for what the catalogue needs, with latency histograms: the replication
     # sections (a secondary's writes and role) are asked for, locks and the rest are not
     needed = catalogue.sections()

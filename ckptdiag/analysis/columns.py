@@ -35,6 +35,7 @@ class Columns:
     disk_aqu_sz: np.ndarray
     repl_lag_s: np.ndarray
     throttle_ms: np.ndarray
+    host_cpu_pct: np.ndarray
 
     @classmethod
     def of(cls, d: pd.DataFrame, disk: str | None) -> Columns:
@@ -70,4 +71,5 @@ class Columns:
             disk_aqu_sz=disk_col("aqu_sz"),
             repl_lag_s=col("repl_lag_s"),
             throttle_ms=col("throttle_ms"),
+            host_cpu_pct=col("host_cpu_pct"),
         )

@@ -8,8 +8,29 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.results import Episode, OtherStall
-from ckptdiag.analysis.thresholds import SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
+from ckptdiag.analysis.thresholds import HOST_BUSY_PCT, SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
+from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
+
+
+def _busy_host(d: pd.DataFrame, episodes: Sequence[Episode]) -> list[str]:
+    """Checkpoints that hurt while the host's CPUs (all processes) were saturated: a confounder
+    the checkpoint's own counters cannot show."""
+    if "host_cpu_pct" not in d:
+        return []
+    t, cpu = d["t"].to_numpy(dtype="float64"), d["host_cpu_pct"].to_numpy(dtype="float64")
+    hurting = [e for e in episodes if hurts(e)]
+    busy = []
+    for e in hurting:
+        inside = cpu[(t > e.start) & (t <= (e.end if e.end is not None else e.start) + 1.0)]
+        if inside.size and np.isfinite(inside).any() and np.nanmax(inside) >= HOST_BUSY_PCT:
+            busy.append(float(np.nanmax(inside)))
+    if not busy:
+        return []
+    return [
+        f"the host's CPUs were {min(busy):.0f}-{max(busy):.0f} % busy (all processes) in {len(busy)} of the "
+        f"{len(hurting)} checkpoints that hurt: the server may have waited for a CPU as well as for the disk"
+    ]
 
 
 def evidence(
@@ -37,6 +58,7 @@ def evidence(
         )
     notes += _uneven_sampling(d["dt"].to_numpy(dtype="float64"))
     notes += _slow_replies(d["rtt_ms"].to_numpy(dtype="float64"), episodes)
+    notes += _busy_host(d, episodes)
     skipped = float(np.nansum(d["skipped"].to_numpy()))
     if skipped:
         notes.append(f"{skipped:.0f} sampling ticks skipped while a reply was late")

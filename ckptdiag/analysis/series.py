@@ -15,6 +15,9 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.sources.diskstats import FIELD_INDEX, iostat
+from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
+from ckptdiag.sources.hostcpu import IDLE as HOST_IDLE
+from ckptdiag.sources.hostcpu import PREFIX as HOST_CPU
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")
@@ -138,7 +141,8 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     Columns (NaN where unknown): ``t``, ``dt``; ``ops_s``, ``writes_s``; ``write_lat_ms``,
     ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
-    (checkpoints begun in the interval), ``journal_syncs_s``, ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
+    (checkpoints begun in the interval), ``journal_syncs_s``, ``host_cpu_pct`` (the host's CPUs, all
+    processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
     checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
     ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
@@ -167,6 +171,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         out[name] = columns.nan if p99 is None else p99
     out.update(_cache_and_checkpoints(columns))
     out["journal_syncs_s"] = columns.counter("journal.syncs") / dt_ok
+    out["host_cpu_pct"] = _host_cpu_pct(columns)
     out.update(_replication(frame, columns, seam, dt_ok, out))
     restarts = _restarts(frame)
     for name, column in (("ckpt_total_ms", "ckpt.total_ms"), ("ckpt_bytes", "ckpt.bytes_written")):
@@ -186,6 +191,17 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
         out.update(disk_figures(frame, dev, dt, seam))
     derived: pd.DataFrame = pd.DataFrame(out, index=frame.index)
     return derived
+
+
+def _host_cpu_pct(columns: _Reader) -> np.ndarray:
+    """How busy the host's CPUs were over each interval (all processes, %): 100 x (1 - idle share),
+    where waiting for I/O counts as idle (a CPU could have run something else)."""
+    parts = np.vstack([columns.counter(HOST_CPU + name) for name in HOST_CPU_FIELDS])
+    idle = np.vstack([columns.counter(HOST_CPU + name) for name in HOST_IDLE])
+    known = np.isfinite(parts).any(axis=0)  # a field a platform lacks is left out, not NaN for all
+    total, idle_sum = np.nansum(parts, axis=0), np.nansum(idle, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(known & (total > 0), 100.0 * (1.0 - idle_sum / total), np.nan)
 
 
 class _Reader:

@@ -8,6 +8,7 @@ from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, OtherStall
 from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nanmin, ratio
 from ckptdiag.analysis.thresholds import (
+    HOST_BUSY_PCT,
     MIN_BASELINE_OPS,
     RECOVERY_RATIO,
     RECOVERY_WINDOW_S,
@@ -87,6 +88,9 @@ def _stall(
         seen.append("application threads evicting or waiting for cache")
     if queued:
         seen.append("writers queued for tickets")
+    cpu = nanmax(cols.host_cpu_pct[rows])
+    if cpu is not None and cpu >= HOST_BUSY_PCT:
+        seen.append(f"the host's CPUs {cpu:.0f} % busy (all processes): the server may have waited for a CPU")
     t = cols.t
     return OtherStall(
         start=float(t[lo - 1]),

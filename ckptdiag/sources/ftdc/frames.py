@@ -12,6 +12,8 @@ import numpy as np
 
 from ckptdiag.sources.diskstats import FTDC_DISK_FIELDS
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, _read_selected
+from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
+from ckptdiag.sources.hostcpu import PREFIX as HOST_CPU
 
 
 @dataclass
@@ -66,6 +68,8 @@ class FrameLayout:
                 _, _, dev, name = path.split(".", 3)
                 if name in FTDC_DISK_FIELDS:
                     ones.append((f"disk.{dev}.{FTDC_DISK_FIELDS[name]}", i))
+            elif path.startswith(_CPU) and path[len(_CPU) :] in HOST_CPU_FIELDS:
+                ones.append((HOST_CPU + path[len(_CPU) :], i))
         lag = _lag_rows(index)
         if lag:
             self.extras.append((LAG, "lag", lag))
@@ -88,6 +92,7 @@ class FrameLayout:
         return np.vstack([block, *more])
 
 
+_CPU = "systemMetrics.cpu."  # the host's CPU time (procparser), as hostcpu.py records it live
 LAG = "repl.lag_ms"  # from replSetGetStatus: the primary's optime less this member's (-1: not known)
 _MEMBER = re.compile(r"^replSetGetStatus\.members\.(\d+)\.(optimeDate|state|self)$")
 
@@ -121,6 +126,7 @@ def _is_wanted(path: str, wanted: frozenset[str]) -> bool:
     return (
         path in wanted
         or path.startswith("systemMetrics.disks.")
+        or (path.startswith(_CPU) and path[len(_CPU) :] in HOST_CPU_FIELDS)
         or path in ("start", "end")
         or (path.startswith("replSetGetStatus.members.") and _MEMBER.match(path) is not None)
     )
