@@ -69,7 +69,8 @@ def _run(name: str, duration: float | None, busy: bool) -> dict[str, object]:
             "found": m.found,
             "flagged": m.stalls_flagged,
             "false_stalls": m.false_stalls,
-            "other_stalls": len(report.dx.other_stalls),
+            "other_stalls": [list(o.seen) for o in report.dx.other_stalls],
+            "evidence": [n for n in report.dx.evidence if "host's CPUs" in n],
         },
     }
 

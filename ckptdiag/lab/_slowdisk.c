@@ -253,53 +253,58 @@ static mode_t mode_arg(int flags, va_list ap) {
     return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int open(const char *path, int flags, ...) {
-    pthread_once(&once, setup);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    int fd = real_open(path, flags, mode);
-    if (fd >= 0)
-        track(fd, modelled(path));
-    return fd;
-}
+/* The interposed entry points: each calls the real one, then tells the model what happened.
+ * open/open64 and openat/openat64 (and pwrite/pwrite64, fsync/fdatasync) differ only in name. */
+#define WRAP_OPEN(name)                                                                         \
+    int name(const char *path, int flags, ...) {                                                \
+        pthread_once(&once, setup);                                                             \
+        va_list ap;                                                                             \
+        va_start(ap, flags);                                                                    \
+        mode_t mode = mode_arg(flags, ap);                                                      \
+        va_end(ap);                                                                             \
+        int fd = real_##name(path, flags, mode);                                                \
+        if (fd >= 0)                                                                            \
+            track(fd, modelled(path));                                                          \
+        return fd;                                                                              \
+    }
 
-int open64(const char *path, int flags, ...) {
-    pthread_once(&once, setup);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    int fd = real_open64(path, flags, mode);
-    if (fd >= 0)
-        track(fd, modelled(path));
-    return fd;
-}
+#define WRAP_OPENAT(name)                                                                       \
+    int name(int dirfd, const char *path, int flags, ...) {                                     \
+        pthread_once(&once, setup);                                                             \
+        va_list ap;                                                                             \
+        va_start(ap, flags);                                                                    \
+        mode_t mode = mode_arg(flags, ap);                                                      \
+        va_end(ap);                                                                             \
+        int fd = real_##name(dirfd, path, flags, mode);                                         \
+        if (fd >= 0)                                                                            \
+            track(fd, in_dir(dirfd, path));                                                     \
+        return fd;                                                                              \
+    }
 
-int openat(int dirfd, const char *path, int flags, ...) {
-    pthread_once(&once, setup);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    int fd = real_openat(dirfd, path, flags, mode);
-    if (fd >= 0)
-        track(fd, in_dir(dirfd, path));
-    return fd;
-}
+#define WRAP_PWRITE(name)                                                                       \
+    ssize_t name(int fd, const void *buf, size_t n, off_t off) {                                \
+        pthread_once(&once, setup);                                                             \
+        ssize_t r = real_##name(fd, buf, n, off);                                               \
+        wrote(fd, r);                                                                           \
+        return r;                                                                               \
+    }
 
-int openat64(int dirfd, const char *path, int flags, ...) {
-    pthread_once(&once, setup);
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    int fd = real_openat64(dirfd, path, flags, mode);
-    if (fd >= 0)
-        track(fd, in_dir(dirfd, path));
-    return fd;
-}
+#define WRAP_SYNC(name)                                                                         \
+    int name(int fd) {                                                                          \
+        pthread_once(&once, setup);                                                             \
+        int r = real_##name(fd);                                                                \
+        drain(fd);                                                                              \
+        return r;                                                                               \
+    }
+
+WRAP_OPEN(open)
+WRAP_OPEN(open64)
+WRAP_OPENAT(openat)
+WRAP_OPENAT(openat64)
+WRAP_PWRITE(pwrite)
+WRAP_PWRITE(pwrite64)
+WRAP_SYNC(fsync)
+WRAP_SYNC(fdatasync)
 
 int close(int fd) {
     pthread_once(&once, setup);
@@ -311,33 +316,5 @@ ssize_t write(int fd, const void *buf, size_t n) {
     pthread_once(&once, setup);
     ssize_t r = real_write(fd, buf, n);
     wrote(fd, r);
-    return r;
-}
-
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
-    pthread_once(&once, setup);
-    ssize_t r = real_pwrite(fd, buf, n, off);
-    wrote(fd, r);
-    return r;
-}
-
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
-    pthread_once(&once, setup);
-    ssize_t r = real_pwrite64(fd, buf, n, off);
-    wrote(fd, r);
-    return r;
-}
-
-int fsync(int fd) {
-    pthread_once(&once, setup);
-    int r = real_fsync(fd);
-    drain(fd);
-    return r;
-}
-
-int fdatasync(int fd) {
-    pthread_once(&once, setup);
-    int r = real_fdatasync(fd);
-    drain(fd);
     return r;
 }
