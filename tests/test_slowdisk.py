@@ -1,4 +1,5 @@
-"""The lab's slow disk: a throttled loop device that really writes at its limit, and goes away."""
+"""The lab's slow disks: the throttled loop device (root) that really writes at its limit and goes away,
+and where either slow disk cannot be made."""
 
 from __future__ import annotations
 
@@ -71,17 +72,30 @@ def test_without_root_it_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_scenarios_disk_limit_falls_back_with_a_warning_an_asked_one_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(slowdisk, "unavailable", lambda: "it needs root")
-    config = LabConfig(disk_mb_s=40)
+def test_where_each_slow_disk_cannot_be_made_it_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckptdiag.lab import modeldisk
+    from ckptdiag.workflows.lab import Restart
+
     warnings: list[str] = []
     request = ServeRequest("stall", 0, 10, tmp_path, {})
+    asked = ServeRequest("stall", 0, 10, tmp_path, {"disk_mb_s": 40})
+    # the loop device without root: an error that points to the model disk
+    monkeypatch.setattr(slowdisk, "unavailable", lambda: "it needs root")
+    loop = LabConfig(disk_mb_s=40, slow_disk="loop")
+    with ExitStack() as stack, pytest.raises(CkptdiagError, match="cannot make a 40 MB/s loop device here"):
+        lab_disk(stack, loop, request, 10, warnings.append)
+    # the model disk (the default) is a restart of `lab serve` with its shim, never of the caller
+    config = LabConfig(disk_mb_s=40)
+    if modeldisk.shim_path() is not None:
+        with ExitStack() as stack:
+            restart = lab_disk(stack, config, request, 10, warnings.append)
+        assert isinstance(restart, Restart) and restart.mb_s == 40 and restart.directory.parent == tmp_path
+        assert restart.directory.name.startswith(f"{modeldisk.PREFIX}{os.getpid()}-") and not warnings
+    # without its shim: the scenario's own limit falls back with a warning, an asked one fails
+    monkeypatch.setattr(modeldisk, "shim_path", lambda: None)
     with ExitStack() as stack:
         assert lab_disk(stack, config, request, 10, warnings.append) is None
-    assert len(warnings) == 1 and "limited to 40 MB/s" in warnings[0] and "may not stall" in warnings[0]
-    asked = ServeRequest("stall", 0, 10, tmp_path, {"disk_mb_s": 40})
+    assert len(warnings) == 1 and "limited to 40 MB/s" in warnings[0] and "shim was not built" in warnings[0]
     with ExitStack() as stack, pytest.raises(CkptdiagError, match="cannot make a 40 MB/s disk here"):
         lab_disk(stack, config, asked, 10, warnings.append)
     with ExitStack() as stack:  # no limit asked: the lab dir's own disk, nothing said

@@ -194,6 +194,10 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
     planned_s = request.duration or 600  # the space check plans for 10 minutes when unbounded
     with ExitStack() as stack:
         base = lab_disk(stack, config, request, planned_s, warn)
+        if isinstance(base, Restart):  # the model disk's preload is bound at start: run again with it
+            from ckptdiag.lab import modeldisk
+
+            modeldisk.reexec_on(base.directory, base.mb_s, base.state, base.shim)
         if config.disk_mb_s and base is None:
             config = replace(config, disk_mb_s=0)  # the truth file says what really ran
         engine = LabEngine(config, base or request.lab_dir)
@@ -232,10 +236,23 @@ def _wait(stop: threading.Event, duration: float | None) -> None:
         stop.wait(left)
 
 
-def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float, warn: Warn) -> Path | None:
+@dataclass(frozen=True)
+class Restart:
+    """``lab serve`` must run again with the model disk's shim preloaded, on ``directory``."""
+
+    directory: Path
+    mb_s: float
+    state: Path
+    shim: Path
+
+
+def lab_disk(
+    stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float, warn: Warn
+) -> Path | Restart | None:
     """Where the engine's data goes when the scenario asks for a slow disk (``disk_mb_s``): the
-    model disk (anyone; this process is run again with it, the first time) or the throttled loop
-    device (``slow_disk="loop"``, root), for the run's life; None for the lab dir's own disk."""
+    model disk (anyone: once this process runs with its shim; before that, the :class:`Restart`
+    that ``lab serve`` performs) or the throttled loop device (``slow_disk="loop"``, root), for
+    the run's life; None for the lab dir's own disk. Never re-executes the caller itself."""
     if not config.disk_mb_s:
         return None
     if config.slow_disk == "loop":
@@ -243,10 +260,10 @@ def lab_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned
     return _model_disk(stack, config, request, warn)
 
 
-def _model_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, warn: Warn) -> Path | None:
-    """The model disk's directory once this process runs on it; before that, run this process
-    again with the shim (it does not return). Without the shim: the lab dir's own disk, with a
-    warning, or an error when --disk-mb-s was asked for."""
+def _model_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, warn: Warn) -> Path | Restart | None:
+    """The model disk's directory once this process runs on it; before that, the restart that
+    puts it there. Without the shim: the lab dir's own disk, with a warning, or an error when
+    --disk-mb-s was asked for."""
     import os
     import shutil
     import tempfile
@@ -278,7 +295,7 @@ def _model_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, warn
     base.mkdir(parents=True, exist_ok=True)
     directory = modeldisk.make_directory(base)
     state = Path(os.environ.get(modeldisk.ENV_STATE) or directory / "device.state")
-    modeldisk.reexec_on(directory, config.disk_mb_s, state, shim)
+    return Restart(directory, config.disk_mb_s, state, shim)
 
 
 def _loop_disk(stack: ExitStack, config: LabConfig, request: ServeRequest, planned_s: float) -> Path:
