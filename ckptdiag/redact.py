@@ -28,20 +28,70 @@ def is_secret_name(name: str) -> bool:
 def redact_uri(uri: str) -> str:
     """A MongoDB URI with its password and secret options replaced.
 
+    The credentials run from ``://`` to the last ``@``, whatever they hold: a password typed with
+    an unescaped ``/``, ``?``, ``#`` or ``@`` is still the password, never a host, path or
+    fragment to print.
+
     >>> redact_uri("mongodb://admin:s3cr%40t@db1:27017/?authSource=admin&tlsCertificateKeyFilePassword=x")
     'mongodb://admin:<redacted>@db1:27017/?authSource=admin&tlsCertificateKeyFilePassword=%3Credacted%3E'
+    >>> redact_uri("mongodb://u:pa/ss?w#x@y@db1/?w=1")
+    'mongodb://u:<redacted>@db1/?w=1'
     """
-    match = re.match(r"^(mongodb(?:\+srv)?://)([^/?#]*@)?([^/?#]*)(/[^?#]*)?(\?[^#]*)?(#.*)?$", uri)
-    if not match:
+    scheme, credentials, at, rest = _split(uri)
+    if not scheme:
         return REDACTED  # not a URI we can take apart: show nothing of it rather than a secret
-    scheme, userinfo, hosts, path, query, _frag = match.groups()
-    if userinfo:
-        user = userinfo[:-1].split(":", 1)[0]
-        userinfo = f"{user}:{REDACTED}@" if ":" in userinfo else userinfo
+    userinfo = ""
+    if at:
+        user, colon, _password = credentials.partition(":")
+        userinfo = f"{_first_part(user)}:{REDACTED}@" if colon else f"{_first_part(user)}@"
+    match = re.match(r"^([^/?#]*)(/[^?#]*)?(\?[^#]*)?(#.*)?$", rest)
+    if not match:
+        return REDACTED
+    hosts, path, query, _frag = match.groups()
     if query:
         pairs = [(k, REDACTED if is_secret_name(k) else v) for k, v in parse_qsl(query[1:], keep_blank_values=True)]
         query = "?" + urlencode(pairs, quote_via=quote, safe=",:")
-    return f"{scheme}{userinfo or ''}{hosts}{path or ''}{query or ''}"
+    return f"{scheme}{userinfo}{hosts}{path or ''}{query or ''}"
+
+
+def scrub(text: str, uri: str, *passwords: str | None) -> str:
+    """``text`` (a driver's message) with the URI's password and any other given ones replaced:
+    a driver may quote the part of a URI it could not parse.
+
+    >>> scrub("bad port 'pa/ss@h'", "mongodb://u:pa/ss@h")
+    "bad port '<redacted>@h'"
+    """
+    found = [_split(uri)[1].partition(":")[2], *(p or "" for p in passwords)]
+    for secret in sorted({s for s in found if s}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def unescaped_credentials(uri: str) -> bool:
+    """Do the URI's user name or password hold a character the URI grammar reserves (``/ ? # @``,
+    or a second ``:``)? The driver then parses part of the password as host or options, and quotes
+    pieces of it (even lower-cased) in its messages, which no replacement can find.
+
+    >>> unescaped_credentials("mongodb://u:pa/ss@h"), unescaped_credentials("mongodb://u:pa%2Fss@h")
+    (True, False)
+    """
+    credentials = _split(uri)[1]
+    return bool(re.search(r"[/?#@]", credentials) or ":" in credentials.partition(":")[2])
+
+
+def _split(uri: str) -> tuple[str, str, str, str]:
+    """-> (scheme with ``://`` or "", the credentials up to the last ``@``, that ``@`` or "", the rest)."""
+    scheme = re.match(r"^mongodb(?:\+srv)?://", uri)
+    if not scheme:
+        return "", "", "", uri
+    credentials, at, rest = uri[scheme.end() :].rpartition("@")
+    return scheme.group(0), credentials, at, rest
+
+
+def _first_part(user: str) -> str:
+    """A user name as it may be shown: cut at the first character that cannot be in one unescaped
+    (what follows could be a password typed without its ``:``)."""
+    return re.split(r"[/?#]", user, maxsplit=1)[0]
 
 
 def redact_doc(obj: Any) -> Any:

@@ -352,3 +352,16 @@ def test_port_replaces_only_the_host_credentials_auth_source_and_tls_are_kept(tm
         )
         assert proc.returncode != 0 and "cannot reach" in proc.stderr
         assert server.calls == calls and "Pa/ss" not in proc.stderr
+
+
+@pytest.mark.parametrize("password", ["Pa/ss9w0rd", "Pa?ss9w0rd", "Pa#ss9w0rd", "P@ss9w0rd", "Pa:ss9w0rd"])
+def test_a_password_typed_unescaped_never_appears_in_an_error(tmp_path: Path, password: str) -> None:
+    # a password with a character the URI grammar reserves, typed without escaping: whatever the
+    # driver makes of the URI, the error names the target without it and writes no file
+    out = tmp_path / "r.jsonl"
+    uri = f"mongodb://monitor:{password}@127.0.0.1:1/?authSource=admin"
+    proc = ckptdiag("record", "--uri", uri, "--timeout", "0.5", "-d", "1", "-o", str(out))
+    assert proc.returncode in (1, 2) and proc.stderr.startswith("ckptdiag: error: "), proc.stderr
+    for text in (proc.stdout, proc.stderr):
+        assert "ss9w0rd" not in text and password not in text, text
+    assert "monitor:<redacted>@" in proc.stderr and not out.exists()

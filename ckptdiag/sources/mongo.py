@@ -26,7 +26,7 @@ from pymongo.errors import (
 
 from ckptdiag import catalogue
 from ckptdiag.errors import ConnectError, UsageError
-from ckptdiag.redact import redact_doc
+from ckptdiag.redact import redact_doc, scrub, unescaped_credentials
 from ckptdiag.sources.connection import ConnectOptions
 
 UNAUTHORIZED = 13
@@ -208,10 +208,20 @@ class MongoSource:
                     kwargs["directConnection"] = True  # watch this node, even a secondary
             return MongoClient(uri, **kwargs)
         except (InvalidURI, ConfigurationError, ValueError) as exc:
+            if unescaped_credentials(self.options.client_uri()):  # the driver's message may quote them
+                raise UsageError(
+                    f"invalid MongoDB URI {self.options.display()}: its user name or password holds a "
+                    "character URIs reserve (/ ? # @ :)",
+                    "escape it (%2F %3F %23 %40 %3A), or leave it out of the URI and give it with -p",
+                ) from None
             raise UsageError(
-                f"invalid MongoDB URI {self.options.display()}: {_clean(exc)}",
+                f"invalid MongoDB URI {self.options.display()}: {self._scrubbed(exc)}",
                 "see mongodb://[user@]host[:port]/?options",
             ) from None
+
+    def _scrubbed(self, exc: BaseException) -> str:
+        """The driver's message, one line, without any password it may quote."""
+        return scrub(_clean(exc), self.options.client_uri(), self.options.password)
 
     def connect(self) -> ServerInfo:
         """Open the connection, check the server is a WiredTiger mongod, and read its identity."""
@@ -227,7 +237,7 @@ class MongoSource:
             raise _driver_too_new(exc, self.options.display()) from None
         except ConnectionFailure as exc:
             raise ConnectError(
-                f"cannot reach {self.options.display()}: {_clean(exc)}",
+                f"cannot reach {self.options.display()}: {self._scrubbed(exc)}",
                 "check that mongod is running and reachable",
                 retryable=True,
             ) from None
@@ -383,7 +393,7 @@ def _operation_error(exc: OperationFailure, target: str) -> ConnectError:
 
 
 def _unreachable(exc: ServerSelectionTimeoutError, options: ConnectOptions) -> ConnectError:
-    text = _clean(exc)
+    text = scrub(_clean(exc), options.client_uri(), options.password)
     if "wire version" in text:
         return _driver_too_new(exc, options.display())
     return ConnectError(
