@@ -5,8 +5,8 @@ specific first: WiredTiger throttled by its own configuration (``io_capacity``);
 saturated during checkpoints; writes waiting for the journal behind the checkpoint's sync (only
 where the journal's syncs show that writes wait for it); eviction unable to keep up while the
 disk is not saturated; checkpoints as big as a raised dirty target lets them be; a cache larger
-than the host can spare. The summary and the advice lead with them, and the rules follow them (a rule that would
-feed a bottleneck the evidence shows is not given).
+than the host can spare. The summary and the advice lead with them, and the rules follow them
+(a rule that would feed a bottleneck the evidence shows is not given).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.results import Episode, OtherStall
+from ckptdiag.analysis.stats import nanmax
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT, SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
@@ -18,13 +19,13 @@ def _busy_host(d: pd.DataFrame, episodes: Sequence[Episode]) -> list[str]:
     the checkpoint's own counters cannot show."""
     if "host_cpu_pct" not in d:
         return []
-    t, cpu = d["t"].to_numpy(dtype="float64"), d["host_cpu_pct"].to_numpy(dtype="float64")
+    cpu = d["host_cpu_pct"].to_numpy(dtype="float64")
     hurting = [e for e in episodes if hurts(e)]
     busy = []
     for e in hurting:
-        inside = cpu[(t > e.start) & (t <= (e.end if e.end is not None else e.start) + 1.0)]
-        if inside.size and np.isfinite(inside).any() and np.nanmax(inside) >= HOST_BUSY_PCT:
-            busy.append(float(np.nanmax(inside)))
+        peak = nanmax(cpu[e.rows[0] : e.rows[1] + 1])  # the samples whose interval the checkpoint touches
+        if peak is not None and peak >= HOST_BUSY_PCT:
+            busy.append(peak)
     if not busy:
         return []
     return [

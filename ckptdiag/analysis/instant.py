@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from ckptdiag.analysis.stats import p99_bound_ms
 from ckptdiag.catalogue import checkpoint_running
 from ckptdiag.sources.diskstats import DiskCounters, disk_rates
 
@@ -70,16 +73,13 @@ def instant(prev: Mapping[str, Any] | None, curr: Mapping[str, Any]) -> Instant:
 
 
 def _interval_p99_ms(prev: Mapping[str, Any], curr: Mapping[str, Any]) -> float | None:
-    """p99 write latency of the interval: the lower bound of the histogram bucket holding it."""
+    """p99 write latency of the interval, by the report's rule (:func:`p99_bound_ms`); None without
+    writes, or where the cumulative counts went back (a restart)."""
     before = {int(b): int(c) for b, c in prev.get("writes") or []}
-    counts = [(int(b), int(c) - before.get(int(b), 0)) for b, c in curr.get("writes") or []]
-    counts = [(b, n) for b, n in sorted(counts) if n > 0]
-    total = sum(n for _, n in counts)
-    if not total:
+    now = {int(b): int(c) for b, c in curr.get("writes") or []}
+    bounds = sorted(before.keys() | now.keys())
+    delta = np.array([[now.get(b, 0) - before.get(b, 0) for b in bounds]], dtype="float64")
+    if not bounds or (delta < 0).any():
         return None
-    seen = 0
-    for bound, n in counts:
-        seen += n
-        if seen >= 0.99 * total:
-            return bound / 1000
-    return None
+    p99 = float(p99_bound_ms(np.array(bounds, dtype="float64"), delta)[0])
+    return None if np.isnan(p99) else p99

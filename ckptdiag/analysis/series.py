@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.stats import p99_bound_ms
 from ckptdiag.sources.diskstats import FIELD_INDEX, iostat
 from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.sources.hostcpu import IDLE as HOST_IDLE
@@ -119,12 +120,8 @@ def histogram_p99_ms(frame: pd.DataFrame, kind: str, seam: np.ndarray) -> np.nda
     delta = np.vstack([np.full((1, counts.shape[1]), np.nan), np.diff(counts, axis=0)])
     bad = seam | ~seen | np.concatenate(([True], ~seen[:-1])) | (delta < 0).any(axis=1)
     delta[bad] = 0
-    cum = np.cumsum(delta, axis=1)
-    total = cum[:, -1]
-    bounds = np.array([b for b, _ in columns], dtype="float64") / 1000
-    at = (cum >= 0.99 * total[:, None]).argmax(axis=1)
-    p99: np.ndarray = bounds[at]
-    p99[(total <= 0) | bad] = np.nan
+    p99 = p99_bound_ms(np.array([b for b, _ in columns], dtype="float64"), delta)
+    p99[bad] = np.nan
     return p99
 
 

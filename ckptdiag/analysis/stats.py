@@ -34,3 +34,15 @@ def ratio(value: float | None, base: float | None) -> float | None:
     if value is None or base is None or base <= 0:
         return None
     return value / base
+
+
+def p99_bound_ms(bounds_us: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """For each row of per-bucket operation counts (an interval's, by histogram bucket lower bound
+    in us, ascending): the lower bound of the bucket holding the 99th percentile, in ms; NaN for a
+    row without operations."""
+    cum = np.cumsum(counts, axis=1)
+    total = cum[:, -1]
+    at = (cum >= 0.99 * total[:, None]).argmax(axis=1)
+    p99: np.ndarray = (bounds_us / 1000)[at]
+    p99[total <= 0] = np.nan
+    return p99

@@ -44,10 +44,9 @@ def shim_path() -> Path | None:
 
 @dataclass(frozen=True)
 class ModelDisk:
-    """The model disk this process was started on: its directory, rate and counters file."""
+    """The model disk this process was started on: its directory and counters file."""
 
     directory: Path
-    mb_s: float
     state: Path
     loaded: bool  # the shim is in this process (the loader skips one it cannot load, with a warning)
 
@@ -61,7 +60,7 @@ def active() -> ModelDisk | None:
         loaded = "_slowdisk" in Path("/proc/self/maps").read_text()
     except OSError:
         loaded = False
-    return ModelDisk(Path(directory), float(mb_s), Path(state), loaded)
+    return ModelDisk(Path(directory), Path(state), loaded)
 
 
 def make_directory(base: Path) -> Path:
@@ -119,15 +118,14 @@ def read_counters(state: Path) -> dict[str, tuple[DiskCounters, int]]:
     else:
         return {}
     left_ns = max(0, busy_until - time.monotonic_ns())
-    done_ns = max(0, reserved_ns - left_ns)
     done_bytes = max(0, written - left_ns * rate // 1_000_000_000)
-    ticks = done_ns // 1_000_000
+    waited_ms = max(0, wait_ns - in_flight * left_ns) // 1_000_000  # one queue: in queue = writing
     counters = DiskCounters(
         wr_ios=requests,
         wr_sectors=done_bytes // SECTOR,
-        wr_ticks=max(0, wait_ns - in_flight * left_ns) // 1_000_000,
+        wr_ticks=waited_ms,
         ios_pgr=in_flight,
-        tot_ticks=ticks,
-        rq_ticks=max(0, wait_ns - in_flight * left_ns) // 1_000_000,
+        tot_ticks=max(0, reserved_ns - left_ns) // 1_000_000,
+        rq_ticks=waited_ms,
     )
     return {DEVICE: (counters, 17)}

@@ -19,13 +19,13 @@ def lab_server(engine: LabEngine, port: int) -> CommandServer:
     import psutil
 
     disks = set(map_local_path(str(engine.home)).disks)
+    model = modeldisk.active()  # the process's own environment: it does not change while serving
 
     def server_status(cmd: dict[str, Any]) -> dict[str, Any]:
         return filter_sections(engine.server_status(histograms=wants_histograms(cmd)), cmd)
 
     def diagnostic_data(cmd: dict[str, Any]) -> dict[str, Any]:
         now = dt.datetime.now(dt.timezone.utc)
-        model = modeldisk.active()
         if model is not None and model.loaded:
             physical = modeldisk.read_counters(model.state)
         else:

@@ -68,7 +68,7 @@ class FrameLayout:
                 _, _, dev, name = path.split(".", 3)
                 if name in FTDC_DISK_FIELDS:
                     ones.append((f"disk.{dev}.{FTDC_DISK_FIELDS[name]}", i))
-            elif path.startswith(_CPU) and path[len(_CPU) :] in HOST_CPU_FIELDS:
+            elif _host_cpu(path):
                 ones.append((HOST_CPU + path[len(_CPU) :], i))
         lag = _lag_rows(index)
         if lag:
@@ -93,6 +93,13 @@ class FrameLayout:
 
 
 _CPU = "systemMetrics.cpu."  # the host's CPU time (procparser), as hostcpu.py records it live
+
+
+def _host_cpu(path: str) -> bool:
+    """Is ``path`` one of the host CPU-time fields ckptdiag reads?"""
+    return path.startswith(_CPU) and path[len(_CPU) :] in HOST_CPU_FIELDS
+
+
 LAG = "repl.lag_ms"  # from replSetGetStatus: the primary's optime less this member's (-1: not known)
 _MEMBER = re.compile(r"^replSetGetStatus\.members\.(\d+)\.(optimeDate|state|self)$")
 
@@ -126,7 +133,7 @@ def _is_wanted(path: str, wanted: frozenset[str]) -> bool:
     return (
         path in wanted
         or path.startswith("systemMetrics.disks.")
-        or (path.startswith(_CPU) and path[len(_CPU) :] in HOST_CPU_FIELDS)
+        or _host_cpu(path)
         or path in ("start", "end")
         or (path.startswith("replSetGetStatus.members.") and _MEMBER.match(path) is not None)
     )
