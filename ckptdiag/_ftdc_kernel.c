@@ -4,6 +4,10 @@
  * ckptdiag.sources.ftdc.decode_deltas' numpy path, which stays as the fallback and the reference:
  * the tests run both on the same inputs.
  *
+ * Damaged streams: values are read until the chunk is full (the rest is ignored), a run never
+ * goes past it, a marker whose count is missing is one zero, a varint longer than 10 bytes ends
+ * the stream; the numpy path follows the same rule (tests compare them on fuzzed streams).
+ *
  * decode(stream, n_metrics, n_deltas[, lut, n_rows]) -> bytes of native uint64 deltas, metric-major:
  * all n_metrics rows, or with lut (one int32 per metric: its output row, or -1 to drop it) n_rows rows.
  * A lut is checked once before any write (an entry outside -1..n_rows-1 is a ValueError, never a
@@ -105,12 +109,15 @@ static int run_stream(const uint8_t *p, const uint8_t *end, uint64_t *dst, const
         placed = 0;
         uint64_t count = 0;
         rc = read_varint(&p, end, &count);
-        if (rc < 0) break;
-        if (rc == 0) count = 0;               /* a marker with its count cut off: one zero */
-        rc = 1;
-        size_t n = (size_t)(count + 1 < (uint64_t)(total - i) ? count + 1 : total - i);
+        int cut = rc < 0;
+        if (rc <= 0) count = 0;               /* a marker with its count cut off: one zero */
+        /* a run never goes past the chunk (and count + 1 would wrap at 2^64 - 1) */
+        size_t left = total - i;
+        size_t n = count >= (uint64_t)left ? left : (size_t)count + 1;
         put_run(dst, lut, n_deltas, stride, skip, i, n, 0);
         i += n;
+        if (cut) { rc = -1; break; }          /* a too-long varint ends the stream */
+        rc = 1;
     }
     *done = i;
     return i < total ? (rc < 0 ? -1 : 0) : 1;

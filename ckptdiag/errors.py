@@ -44,3 +44,8 @@ class OutputError(CkptdiagError):
 
 class InputError(CkptdiagError):
     """A file given to ckptdiag cannot be read or is not what it should be."""
+
+
+class Terminated(BaseException):
+    """SIGTERM outside the sampling loop (which stops cleanly on it instead): raised from the
+    handler so that every ``finally`` and cleanup runs on the way out (no half-made file)."""

@@ -45,7 +45,13 @@ class ServerFacts:
         parameters: Mapping[str, Any] | None = None,
         filesystem: str | None = None,
     ) -> ServerFacts:
-        """From getCmdLineOpts and hostInfo replies (a recording's header, FTDC's metadata)."""
+        """From getCmdLineOpts and hostInfo replies (a recording's header, FTDC's metadata), with
+        every secret they hold redacted (FTDC keeps getCmdLineOpts as mongod answered it: an
+        ``ldapQueryPassword`` or an encryption ``secretkey=`` must never reach a report)."""
+        from ckptdiag.redact import redact_doc
+
+        cmdline = redact_doc(dict(_mapping(cmdline)))
+        parameters = redact_doc(dict(_mapping(parameters)))
         parsed = _mapping(_mapping(cmdline).get("parsed"))
         storage = _mapping(parsed.get("storage"))
         engine = _mapping(_mapping(storage.get("wiredTiger")).get("engineConfig"))

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from ckptdiag import catalogue
 from ckptdiag.clock import Clock
-from ckptdiag.errors import ConnectError
+from ckptdiag.errors import CkptdiagError, ConnectError, OutputError
 from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
 from ckptdiag.sources.devices import DiskPlan
 from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
@@ -108,6 +108,7 @@ class Sampler:
         self.on_sample = on_sample
         self.on_event = on_event
         self._stop: str | None = None
+        self._failure: str | None = None  # the error that ended the run, for its end event
 
     def request_stop(self, reason: str = "interrupted") -> None:
         """Ask the loop to finish after the current tick (safe from a signal handler)."""
@@ -145,27 +146,42 @@ class Sampler:
                 if self._stop is not None:
                     result.stopped_by = self._stop
                     break
-                mono, wall = self.clock.monotonic(), self.clock.wall()
                 if not state.connected:
-                    self._reconnect(state, result, mono)
+                    self._reconnect(state, result)
                 if state.connected:
-                    self._take(state, result, mono, wall)
+                    # stamped now: after a reconnect that took seconds, not at the tick's start
+                    self._take(state, result, self.clock.monotonic(), self.clock.wall())
                 tick, skipped = self._next_tick(start, tick)
                 state.pending_skip += skipped
+        except CkptdiagError as exc:  # refused (auth, privileges) or unwritable (disk full): said so
+            result.stopped_by = "error"
+            self._failure = exc.message
+            raise
         finally:
+            self._end(result)
+        return result
+
+    def _end(self, result: RecordResult) -> None:
+        """The closing ``end`` event, with why it ended; where the file cannot take it (disk
+        full) the error already raised says so, and every line before stays readable."""
+        fields: dict[str, Any] = {"error": self._failure} if self._failure else {}
+        try:
             self._event(
                 "end",
                 result,
-                reason=self._stop or result.stopped_by,
+                reason=self._stop if self._stop and not self._failure else result.stopped_by,
                 samples=result.samples,
                 gaps=result.gaps,
                 restarts=result.restarts,
                 skipped_ticks=result.skipped_ticks,
+                **fields,
             )
             self.writer.flush()
-        return result
+        except OutputError:
+            if not self._failure:
+                raise
 
-    def _reconnect(self, state: _Loop, result: RecordResult, mono: float) -> None:
+    def _reconnect(self, state: _Loop, result: RecordResult) -> None:
         """Try the server again after a gap; a new process (pid or version) is recorded as such."""
         try:
             new_info = self.source.connect()
@@ -174,7 +190,8 @@ class Sampler:
                 raise
             return
         state.connected = True
-        down = mono - (state.lost_at or mono)
+        now = self.clock.monotonic()  # when it answered: a connect attempt can take seconds
+        down = now - (state.lost_at or now)
         result.down_s += down
         self._event("reconnected", result, down_s=round(down, 3), next_seq=state.seq)
         if new_info.pid != state.pid or new_info.version != state.info.version:

@@ -11,9 +11,12 @@ REDACTED = "<redacted>"
 # which the DBA needs to see, and which mongod itself prints).
 _SECRET = re.compile(
     r"pass(word|wd|phrase)?|secret|token|credential|^key$|kmsproviders|"
-    r"authmechanismproperties|clientkey|privatekey",
+    r"authmechanismproperties|clientkey|privatekey|keyid|keyidentifier|accesskey|apikey",
     re.I,
 )
+# ``name=value`` inside a WiredTiger config string (encryption=(name=...,keyid=...,secretkey=...))
+# or a setParameter argument whose name is a secret's: the value, quoted, parenthesised or bare
+_ASSIGNED = re.compile(r"""([A-Za-z_][\w.]*)(\s*=\s*)("(?:[^"\\]|\\.)*"|\([^()]*\)|[^,()\s]*)""")
 
 
 def is_secret_name(name: str) -> bool:
@@ -23,6 +26,28 @@ def is_secret_name(name: str) -> bool:
     (True, False)
     """
     return bool(_SECRET.search(name))
+
+
+def redact_assignments(text: str) -> str:
+    """``text`` with the value of every ``name=value`` whose name is a secret's replaced: a
+    WiredTiger config string's ``secretkey=``/``keyid=``, a ``setParameter`` such as
+    ``ldapQueryPassword=``.
+
+    >>> redact_assignments('cache_size=1G,encryption=(name=AES256-CBC,keyid="k1",secretkey=abc)')
+    'cache_size=1G,encryption=(name=AES256-CBC,keyid=<redacted>,secretkey=<redacted>)'
+    """
+    if "=" not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        name, eq, value = m.groups()
+        if is_secret_name(name):
+            return f"{name}{eq}{REDACTED}"
+        if value.startswith("("):  # a nested group: its own assignments, one level in
+            return f"{name}{eq}({redact_assignments(value[1:-1])})"
+        return m.group(0)
+
+    return _ASSIGNED.sub(one, text)
 
 
 def redact_uri(uri: str) -> str:
@@ -107,6 +132,8 @@ def redact_doc(obj: Any) -> Any:
         return [redact_doc(x) for x in obj]
     if isinstance(obj, str) and "://" in obj and "@" in obj:
         return redact_uri(obj)
+    if isinstance(obj, str):
+        return redact_assignments(obj)
     return obj
 
 
@@ -125,7 +152,11 @@ def _redact_argv(argv: list[str]) -> list[str]:
                     arg = f"{arg.split('=', 1)[0]}={REDACTED}"
                 else:
                     hide_next = True
+            elif eq:  # --setParameter=ldapQueryPassword=..., --wiredTigerEngineConfigString=...
+                arg = f"{arg.split('=', 1)[0]}={redact_assignments(arg.split('=', 1)[1])}"
         elif "://" in arg and "@" in arg:
             arg = redact_uri(arg)
+        else:  # the value after --setParameter, a config string given as its own argument
+            arg = redact_assignments(arg)
         out.append(arg)
     return out

@@ -14,3 +14,4 @@ class ExitStatus(IntEnum):
     WARN = 3  # a report found something worth a look (gated by --fail-on)
     CRITICAL = 4  # a report found stalls (gated by --fail-on)
     INTERRUPTED = 130  # Ctrl-C / SIGINT, as shells report it
+    TERMINATED = 143  # SIGTERM outside sampling (128 + 15, as shells report it); while sampling it ends cleanly: 0

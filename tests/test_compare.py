@@ -107,4 +107,4 @@ def test_compare_bad_input_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "window is fixed" in proc.stderr
     # never written over an input
     proc = ckptdiag("compare", str(a), str(report), "-o", str(report))
-    assert proc.returncode == 1 and "is a recording or an input" in proc.stderr
+    assert proc.returncode == 1 and "is one of the inputs" in proc.stderr

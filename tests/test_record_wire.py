@@ -365,3 +365,83 @@ def test_a_password_typed_unescaped_never_appears_in_an_error(tmp_path: Path, pa
     for text in (proc.stdout, proc.stderr):
         assert "ss9w0rd" not in text and password not in text, text
     assert "monitor:<redacted>@" in proc.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("args", [["-d", "nan"], ["-d", "inf"], ["-d", "1e400"], ["-i", "nan"], ["--timeout", "nan"]])
+def test_numbers_are_checked_before_any_file_is_made(tmp_path: Path, args: list[str]) -> None:
+    out = tmp_path / "r.jsonl"
+    proc = ckptdiag("record", "--uri", "mongodb://127.0.0.1:1", *args, "-o", str(out))
+    assert proc.returncode == 2 and proc.stderr.startswith("ckptdiag: error: ") and proc.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_sigterm_while_connecting_leaves_no_file(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    # a listener that accepts and never answers: the driver waits in its handshake
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        out = tmp_path / "r.jsonl.gz"
+        env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ckptdiag", "record", "--uri", f"mongodb://127.0.0.1:{port}/?directConnection=true",
+             "--timeout", "60", "-d", "10", "-o", str(out)],
+            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not out.exists() and time.monotonic() < deadline:  # the file is opened before connecting
+            time.sleep(0.05)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 143, stderr
+    assert stderr.strip() == "ckptdiag: stopped by SIGTERM (nothing half-written is left behind)"
+    assert not out.exists()  # a 0-byte file here used to block the next run ("already exists")
+
+
+def _limited(max_bytes: int):  # type: ignore[no-untyped-def]
+    import resource
+
+    def limit() -> None:  # in the child: its files cannot grow past max_bytes, as on a full disk
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+
+    return limit
+
+
+def test_a_full_disk_ends_with_a_clear_error_and_keeps_every_sample_written(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    out = tmp_path / "r.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    with replay(base, status=_moving(base)) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ckptdiag", "record", "--uri", server.uri, "-d", "30", "-o", str(out)],
+            capture_output=True, text=True, timeout=90, env=env, preexec_fn=_limited(12_000),
+        )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"ckptdiag: error: cannot write {out}: File too large (") and "stay readable" in line
+    flushed = int(line.split("(the ")[1].split(" sample")[0])
+    rec = read_recording(out)
+    assert flushed >= 1 and len(rec.samples) >= flushed  # every sample it said was kept is there
+    assert "unexpected" not in proc.stderr
+
+
+def test_no_space_at_all_leaves_no_file_behind(tmp_path: Path) -> None:
+    base = load_status(VERSIONS[1])
+    out = tmp_path / "r.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    with replay(base, status=_moving(base)) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ckptdiag", "record", "--uri", server.uri, "-d", "5", "-o", str(out)],
+            capture_output=True, text=True, timeout=90, env=env, preexec_fn=_limited(0),
+        )  # fmt: skip
+    assert proc.returncode == 1 and "cannot write" in proc.stderr and "the 0 samples" in proc.stderr, proc.stderr
+    assert not out.exists()
+    if os.path.exists("/dev/full"):  # ENOSPC itself: the device is never removed
+        proc = ckptdiag(
+            "record", "--uri", "mongodb://127.0.0.1:1", "--timeout", "0.3", "--overwrite", "-o", "/dev/full"
+        )
+        assert proc.returncode == 1 and os.path.exists("/dev/full")

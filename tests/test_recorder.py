@@ -159,3 +159,55 @@ def test_disks_are_read_with_every_sample(tmp_path: Path) -> None:
     assert [s["disk"]["vda"][4] for s in rec.samples] == [0, 10, 20]
     frame = rec.to_frame()
     assert list(frame["disk.vda.wr_sectors"]) == [0, 2048, 4096]
+
+
+def test_down_s_runs_to_the_answer_and_the_next_sample_is_stamped_after_it(tmp_path: Path) -> None:
+    # the server is gone for ~11 s; each reconnect attempt blocks 5 s (the driver's timeout)
+    # before it fails, and the one that succeeds answers 3 s into its attempt
+    clock = FakeClock(start=0.0)
+    script = lambda n: ("lost", "connection closed") if n == 3 else status_doc(n)  # noqa: E731
+    source = ScriptedSource(clock, script)
+    attempts = iter([5.0, 3.0])
+
+    def connect():  # type: ignore[no-untyped-def]
+        from ckptdiag.errors import ConnectError
+
+        wait = next(attempts)
+        clock.advance(wait)
+        if wait == 5.0:
+            raise ConnectError("unreachable", retryable=True)
+        return server_info()
+
+    source.connect = connect  # type: ignore[method-assign]
+    _, rec = _run(tmp_path, source, clock, duration=20)
+    back = next(e for e in rec.events if e["kind"] == "reconnected")
+    lost_at = 3.0  # the tick whose request failed
+    answered = back["t"] - (clock.epoch)  # the event is stamped when the server answered
+    assert back["down_s"] == pytest.approx(answered - lost_at, abs=0.02)
+    # lost at 3; the attempt at 4 fails at 9, the one at 9 is answered at 12 (the tick's start said 6)
+    assert back["down_s"] == pytest.approx(9.0, abs=0.02)
+    after = next(s for s in rec.samples if s["seq"] == back["next_seq"])
+    assert after["mono"] >= answered - 1e-6  # taken after the answer, not at its tick's start
+    assert after["t"] >= back["t"]
+
+
+def test_a_refusal_mid_run_ends_with_its_reason_not_duration(tmp_path: Path) -> None:
+    from ckptdiag.errors import ConnectError
+
+    clock = FakeClock(start=0.0)
+
+    def script(n: int):  # type: ignore[no-untyped-def]
+        if n == 4:
+            raise ConnectError("not authorized on admin to execute command { serverStatus: 1 }")
+        return status_doc(n)
+
+    source = ScriptedSource(clock, script)
+    path = tmp_path / "rec.jsonl"
+    writer = RecordingWriter(path)
+    writer.write({"type": "header", "format": "ckptdiag-recording", "format_version": 1}, 0)
+    with pytest.raises(ConnectError):
+        Sampler(source, writer, clock=clock, duration=10).run(server_info())
+    writer.close()
+    end = read_recording(path).events[-1]
+    assert end["kind"] == "end" and end["reason"] == "error" and "not authorized" in end["error"]
+    assert end["samples"] == 4

@@ -137,7 +137,7 @@ def test_formats_follow_the_output_extension_and_exit_codes_follow_the_verdict(t
     assert ep["stall"] and ep["ops_ratio"] < 0.6 and ep["disk"]["device"] == "vda" and ep["end"].endswith("Z")
     # the report never replaces its own input
     proc = ckptdiag("report", str(rec), "-o", str(rec))
-    assert proc.returncode == 1 and "is a recording or an input" in proc.stderr
+    assert proc.returncode == 1 and "is one of the inputs" in proc.stderr
     assert rec.read_text().startswith('{"type": "header"') or rec.read_text().startswith('{"type":"header"')
 
 

@@ -57,6 +57,7 @@ def evidence(
         notes.append(
             f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
         )
+    notes += _counter_jumps(d)
     notes += _uneven_sampling(d["dt"].to_numpy(dtype="float64"))
     notes += _slow_replies(d["rtt_ms"].to_numpy(dtype="float64"), episodes)
     notes += _busy_host(d, episodes)
@@ -74,6 +75,23 @@ def evidence(
             f"{first.duration_s:.0f} s" + (f" ({'; '.join(first.seen)})" if first.seen else "")
         )
     return notes
+
+
+def _counter_jumps(d: pd.DataFrame) -> list[str]:
+    """A note for each checkpoint start counter that jumped by more than a server can begin
+    (the first named): evidence of a reset or of damage, never counted as checkpoints."""
+    if "ckpt_jump" not in d:
+        return []
+    jumps = d["ckpt_jump"].to_numpy(dtype="float64")
+    rows = np.flatnonzero(np.isfinite(jumps))
+    if not rows.size:
+        return []
+    first = int(rows[0])
+    more = f" ({rows.size - 1} more jump{'s' if rows.size > 2 else ''})" if rows.size > 1 else ""
+    return [
+        f"checkpoint counter jumped by {jumps[first]:,.0f} at {utc_iso(float(d['t'].iloc[first]))}: a reset or "
+        f"corruption, not checkpoints (none is counted across it){more}"
+    ]
 
 
 UNEVEN_SAMPLING = 3.0  # the 90th percentile of the spacing over its 10th

@@ -138,7 +138,8 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     Columns (NaN where unknown): ``t``, ``dt``; ``ops_s``, ``writes_s``; ``write_lat_ms``,
     ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
-    (checkpoints begun in the interval), ``journal_syncs_s``, ``host_cpu_pct`` (the host's CPUs, all
+    (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
+    server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's CPUs, all
     processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
     checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
@@ -177,7 +178,10 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     begun = event_counter(frame, starts, restarts)
     with np.errstate(invalid="ignore"):
         # more checkpoints than a server can begin in the interval: a reset or damage, not events
-        begun[begun > MAX_CHECKPOINTS_PER_S * np.nan_to_num(dt, nan=0.0) + MAX_CHECKPOINTS_PER_S] = np.nan
+        # (and never a loop bound: episode building stays linear in the samples)
+        jumped = begun > MAX_CHECKPOINTS_PER_S * np.nan_to_num(dt, nan=0.0) + MAX_CHECKPOINTS_PER_S
+    out["ckpt_jump"] = np.where(jumped, begun, np.nan)
+    begun[jumped] = np.nan
     out["ckpt_starts"] = begun
     out["wt_missing"] = (
         frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")

@@ -7,15 +7,18 @@ metrics), :mod:`.lab` (demo, lab serve); :mod:`.options` holds the options they 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
+from typing import Any
 
 import click
 
 from ckptdiag import __version__
 from ckptdiag.cli.options import CONTEXT
 from ckptdiag.cli.output import err as _err
-from ckptdiag.errors import CkptdiagError
+from ckptdiag.errors import CkptdiagError, Terminated
 from ckptdiag.status import ExitStatus
 
 
@@ -36,6 +39,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into one line and an exit status."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    previous = _raise_on_sigterm()
     try:
         # outside standalone mode click returns ctx.exit()'s code instead of exiting with it
         code = cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
@@ -61,6 +65,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         _err("interrupted")
         sys.exit(ExitStatus.INTERRUPTED)
+    except Terminated:
+        _err("stopped by SIGTERM (nothing half-written is left behind)")
+        sys.exit(ExitStatus.TERMINATED)
     except BrokenPipeError:
         # the reader of our stdout went away (| head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -70,6 +77,21 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         _err(f"error: unexpected {type(exc).__name__}: {exc} (hint: rerun with --debug and report it)")
         sys.exit(ExitStatus.ERROR)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_on_sigterm() -> Any:
+    """SIGTERM raises :class:`Terminated` (the sampling loop installs its own, clean stop): the
+    previous handler, or None where signals cannot be set (not the main thread: tests)."""
+
+    def handler(_signum: int, _frame: Any) -> None:
+        raise Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)
 
 
 def _register() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -75,7 +76,7 @@ def connection_options(func: F) -> F:
         click.option(
             "--timeout",
             "timeout_s",
-            type=click.FloatRange(0.1, 600),
+            type=FiniteRange(0.1, 600),
             default=5.0,
             show_default=True,
             help="Seconds to wait for the server.",
@@ -90,7 +91,7 @@ def sampling_options(func: F) -> F:
         click.option(
             "-i",
             "--interval",
-            type=click.FloatRange(0.1, 3600),
+            type=FiniteRange(0.1, 3600),
             default=1.0,
             show_default=True,
             help="Seconds between samples.",
@@ -115,6 +116,20 @@ def sampling_options(func: F) -> F:
     return _with_options(func, options)
 
 
+class FiniteRange(click.FloatRange):
+    """A float range that also refuses ``nan`` (every comparison with it is false, so a plain
+    FloatRange lets it through) and ``inf``."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+MAX_DURATION_S = 366 * 86400.0  # a year: longer is a typo, and would overflow deadlines downstream
+
+
 def parse_duration(text: str | None) -> float | None:
     """``90``, ``90s``, ``10m``, ``2h`` -> seconds.
 
@@ -131,8 +146,8 @@ def parse_duration(text: str | None) -> float | None:
         value = float(number) * (factor or 1)
     except ValueError:
         raise click.BadParameter(f"{text!r} is not a duration like 90, 90s, 10m or 2h") from None
-    if value <= 0:
-        raise click.BadParameter("must be positive")
+    if not math.isfinite(value) or not 0 < value <= MAX_DURATION_S:
+        raise click.BadParameter(f"{text!r} is not a positive duration of at most a year (90, 90s, 10m, 2h, 7d)")
     return value
 
 
@@ -246,7 +261,7 @@ def lab_options(func: F) -> F:
         click.option(
             "--checkpoint-interval",
             "checkpoint_s",
-            type=click.FloatRange(1, 3600),
+            type=FiniteRange(1, 3600),
             default=None,
             help="Seconds between checkpoints (syncdelay).",
         ),

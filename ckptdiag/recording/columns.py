@@ -26,8 +26,10 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     store = _Columns(n)
     columns, column = store.data, store.column
     for name in _BASE:
-        columns[name] = np.array([s.get(name, 0 if name == "skipped" else None) for s in samples], dtype="float64")
+        columns[name] = _floats([s.get(name, 0 if name == "skipped" else None) for s in samples])
     columns["wt_missing"] = np.array([bool(s.get("wt_missing", False)) for s in samples])
+
+    samples = [_tidy(s) for s in samples]
 
     def shape(s: dict[str, Any]) -> tuple[Any, ...]:
         disk = s.get("disk")
@@ -47,19 +49,99 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         run = samples[start:end]
         metrics, disks, hists = key
         if metrics:
-            block = np.array([list(s["m"].values()) for s in run], dtype="float64")
+            block = _floats([list(s["m"].values()) for s in run])
             for j, name in enumerate(metrics):
                 column(name)[start:end] = block[:, j]
         for dev, width in disks:
-            block = np.array([s["disk"][dev] for s in run], dtype="float64")
+            block = _floats([s["disk"][dev] for s in run])
             for j, name in enumerate(_FIELD_NAMES[:width]):
                 column(f"disk.{dev}.{name}")[start:end] = block[:, j]
         for kind, bounds in hists:
-            block = np.array([[c for _, c in s["hist"][kind]] for s in run], dtype="float64")
+            block = _floats([[c for _, c in s["hist"][kind]] for s in run])
             for j, micros in enumerate(bounds):
                 column(f"hist.{kind}.{micros}")[start:end] = block[:, j]
         start = end
     return columns
+
+
+def _tidy(sample: dict[str, Any]) -> dict[str, Any]:
+    """A sample whose ``m``, ``disk`` and ``hist`` have the shapes the writer gives them (a
+    mapping of names to values, of devices to lists, of kinds to [bound, count] pairs): itself
+    when it has, else a copy with the parts that do not dropped (their values are lost as damage)."""
+    m, disk, hist = sample.get("m"), sample.get("disk"), sample.get("hist")
+    ok_m = m is None or isinstance(m, dict)
+    ok_disk = disk is None or (isinstance(disk, dict) and all(isinstance(v, list) for v in disk.values()))
+    ok_hist = hist is None or (
+        isinstance(hist, dict)
+        and all(
+            isinstance(v, list) and all(isinstance(b, list) and len(b) == 2 and _is_number(b[0]) for b in v)
+            for v in hist.values()
+        )
+    )
+    if ok_m and ok_disk and ok_hist:
+        return sample
+    return {
+        **sample,
+        "m": m if ok_m else None,
+        "disk": disk if ok_disk else None,
+        "hist": hist if ok_hist else None,
+    }
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _floats(rows: list[Any]) -> np.ndarray:
+    """Values (a list, or a list of equal-length lists) as float64, at C speed when they are all
+    numbers; otherwise one at a time, anything not a number (a string, a list, a bool) NaN.
+    Impossible numbers are left to :func:`checked`, which counts what it rejects."""
+    import numpy as np
+
+    try:
+        return np.array(rows, dtype="float64")
+    except (ValueError, TypeError, OverflowError):
+        pass
+
+    def number(v: Any) -> float:
+        if not _is_number(v):
+            return float("nan")
+        try:
+            return float(v)
+        except OverflowError:  # an int beyond float's range: as infinite, then rejected
+            return float("inf")
+
+    if rows and isinstance(rows[0], list):
+        width = len(rows[0])
+        return np.array(
+            [[number(v) for v in r] if isinstance(r, list) and len(r) == width else [np.nan] * width for r in rows]
+        )
+    return np.array([number(v) for v in rows], dtype="float64")
+
+
+def checked(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tuple[int, int, int]]:
+    """The columns with damage taken out -> (columns, (values rejected, samples dropped for an
+    impossible time, samples out of time order)): values no counter can hold become NaN, samples
+    whose time is not 1970-2255 are dropped, the rest are put in time order (stable)."""
+    import numpy as np
+
+    from ckptdiag.sanity import plausible_times, reject_absurd
+
+    if not columns or not len(columns["t"]):
+        return columns, (0, 0, 0)
+    rejected = sum(reject_absurd(v) for k, v in columns.items() if k != "t" and v.dtype.kind == "f")
+    t = columns["t"]
+    keep = plausible_times(t)
+    bad_times = int(t.size - np.count_nonzero(keep))
+    if bad_times:
+        columns = {k: v[keep] for k, v in columns.items()}
+        t = columns["t"]
+    unordered = 0
+    if t.size > 1 and bool(np.any(t[1:] < t[:-1])):
+        unordered = int(np.count_nonzero(t < np.maximum.accumulate(t)))
+        order = np.argsort(t, kind="stable")
+        columns = {k: v[order] for k, v in columns.items()}
+    return columns, (rejected, bad_times, unordered)
 
 
 def _leaves(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
@@ -143,7 +225,15 @@ def samples_frame(samples: list[dict[str, Any]], events: list[dict[str, Any]] | 
     ``gap_before`` is True on the first sample after a recorded gap; ``segment`` counts server
     restarts, so rates are never taken across one.
     """
-    return _frame(_columns(samples) if samples else {}, events)
+    return _frame(checked(_columns(samples))[0] if samples else {}, events)
+
+
+def seq_of(event: dict[str, Any]) -> int | None:
+    """An event's ``next_seq`` as an int, or None when it has none that could be a sample's."""
+    seq = event.get("next_seq")
+    if isinstance(seq, bool) or not isinstance(seq, int | float) or seq != seq or abs(seq) > 2**62:
+        return None
+    return int(seq)
 
 
 def _frame(columns: dict[str, np.ndarray], events: list[dict[str, Any]] | None) -> pd.DataFrame:
@@ -156,8 +246,9 @@ def _frame(columns: dict[str, np.ndarray], events: list[dict[str, Any]] | None) 
     frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
     frame.index.name = "time"
     seq = frame["seq"]
-    gap_seqs = {int(e["next_seq"]) for e in events or () if e.get("kind") == "gap"}
-    restart_seqs = sorted(int(e["next_seq"]) for e in events or () if e.get("kind") == "restart")
+    marks = [(e.get("kind"), seq_of(e)) for e in events or ()]
+    gap_seqs = {seq for kind, seq in marks if kind == "gap" and seq is not None}
+    restart_seqs = sorted(seq for kind, seq in marks if kind == "restart" and seq is not None)
     frame["gap_before"] = seq.isin(gap_seqs)
     segment = np.zeros(len(frame), dtype=np.int64)
     for first in restart_seqs:

@@ -4,17 +4,19 @@ are counted and skipped, never fatal."""
 from __future__ import annotations
 
 import json
+import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag.errors import InputError
+from ckptdiag.inputs import check_readable
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
-from ckptdiag.recording.columns import _Columns, _columns, _frame, samples_frame
+from ckptdiag.recording.columns import _Columns, _columns, _frame, checked, seq_of
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION
 
 
@@ -28,7 +30,15 @@ class Recording:
     events: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False  # the file ended inside a line or without its gzip trailer
     damaged_lines: int = 0  # lines that were not JSON (skipped)
+    damaged_at: list[int] = field(default_factory=list)  # their line numbers (the first few)
+    bad_trailer: bool = False  # gzip: the CRC or length at the end did not match (every line kept)
     columns: dict[str, np.ndarray] | None = None  # read with columns=True: the samples, as columns
+    # set by to_frame: values rejected as damage (not numbers, infinite, beyond 64 bits), samples
+    # dropped for an impossible time, samples out of time order (sorted), events without next_seq
+    rejected_values: int = 0
+    bad_times: int = 0
+    unordered: int = 0
+    ignored_events: int = 0
 
     @property
     def sample_count(self) -> int:
@@ -38,29 +48,57 @@ class Recording:
         return len(self.samples)
 
     def to_frame(self) -> pd.DataFrame:
-        """The samples as a DataFrame (see :func:`samples_frame`)."""
-        if self.columns is not None:
-            return _frame(self.columns, self.events)
-        return samples_frame(self.samples, self.events)
+        """The samples as a DataFrame (see :func:`samples_frame`), in time order, with damaged
+        values, impossible times and events that name no sample left out and counted here."""
+        columns = self.columns if self.columns is not None else (_columns(self.samples) if self.samples else {})
+        columns, counts = checked(columns)
+        self.rejected_values, self.bad_times, self.unordered = counts
+        events = [e for e in self.events if e.get("kind") not in ("gap", "restart") or seq_of(e) is not None]
+        self.ignored_events = len(self.events) - len(events)
+        return _frame(columns, events)
+
+    def damage(self) -> list[str]:
+        """What was wrong with the file, one line each (complete after :meth:`to_frame`)."""
+        out = []
+        if self.bad_trailer:
+            out.append(f"{self.path}: gzip trailer does not match (CRC or length): every line before it was read")
+        if self.truncated:
+            out.append(f"{self.path}: ended inside a line or damaged inside (read up to there)")
+        if self.damaged_lines:
+            s = "s" if self.damaged_lines != 1 else ""
+            where = ", ".join(map(str, self.damaged_at))
+            more = ", ..." if self.damaged_lines > len(self.damaged_at) else ""
+            out.append(f"{self.path}: {self.damaged_lines} damaged line{s} skipped (not JSON: line {where}{more})")
+        for count, what in (
+            (self.rejected_values, "value{s} rejected (not a number, infinite, or beyond 64 bits)"),
+            (self.bad_times, "sample{s} dropped: time outside 1970-2255"),
+            (self.unordered, "sample{s} out of time order (sorted)"),
+            (self.ignored_events, "gap/restart event{s} without a valid next_seq ignored"),
+        ):
+            if count:
+                out.append(f"{self.path}: {count} " + what.format(s="s" if count != 1 else ""))
+        return out
 
 
-def _decompressed(raw: bytes, gz: bool) -> tuple[bytes, int, bool]:
-    """The text, where its last complete line ends, and whether it was cut short."""
-    truncated = False
+def _decompressed(raw: bytes, gz: bool) -> tuple[bytes, int, bool, bool]:
+    """The text, where its last complete line ends, whether it was cut short (or damaged inside),
+    and whether a gzip trailer (CRC, length) was wrong. Members are inflated raw and their
+    trailers checked here, so a bad trailer costs no line (zcat keeps them all too)."""
+    truncated = bad_trailer = False
     if gz:
         pieces: list[bytes] = []
         data = raw
         while data:
-            decomp = zlib.decompressobj(wbits=31)
-            try:
-                pieces.append(decomp.decompress(data))
-            except zlib.error:
+            member = _gzip_member(data)
+            if member is None:  # not a gzip header: trailing garbage
                 truncated = True
                 break
-            if not decomp.eof:
+            text, data, trailer_ok, complete = member
+            pieces.append(text)
+            bad_trailer |= not trailer_ok
+            if not complete:
                 truncated = True  # still being written, or the writer died: keep what inflated
                 break
-            data = decomp.unused_data  # concatenated gzip members
         # one member (the usual case) is used as it is: a day inflates to ~150 MB, not worth a copy
         text = pieces[0] if len(pieces) == 1 else b"".join(pieces)
     else:
@@ -68,7 +106,62 @@ def _decompressed(raw: bytes, gz: bool) -> tuple[bytes, int, bool]:
     end = text.rfind(b"\n") + 1
     if text[end:].strip():
         truncated = True  # a torn final line: the writer stopped mid-line
-    return text, end, truncated
+    return text, end, truncated, bad_trailer
+
+
+def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
+    """One gzip member at the start of ``data`` -> (its text, what follows it, trailer matches,
+    member complete), or None when the header is not gzip's. The deflate data is inflated raw in
+    one call; where it is damaged inside, again a block at a time to keep what came before."""
+    at = _gzip_header_end(data)
+    if at is None:
+        return None
+    inflater = zlib.decompressobj(wbits=-15)
+    try:
+        text = inflater.decompress(memoryview(data)[at:])
+    except zlib.error:
+        return _salvage(memoryview(data)[at:]), b"", True, False
+    rest = inflater.unused_data
+    if not inflater.eof or len(rest) < 8:
+        return text, b"", True, False  # still being written, or the trailer was cut off
+    crc, size = struct.unpack("<II", rest[:8])
+    ok = crc == zlib.crc32(text) and size == len(text) & 0xFFFFFFFF
+    return text, rest[8:], ok, True
+
+
+def _salvage(deflated: memoryview) -> bytes:
+    """The text of a deflate stream damaged inside, up to the damage: inflated a block at a time,
+    every block before the one that fails is kept."""
+    inflater = zlib.decompressobj(wbits=-15)
+    pieces: list[bytes] = []
+    block = 1 << 16
+    try:
+        for i in range(0, len(deflated), block):
+            pieces.append(inflater.decompress(deflated[i : i + block]))
+    except zlib.error:
+        pass  # the damage: everything before it is in pieces
+    return b"".join(pieces)
+
+
+def _gzip_header_end(data: bytes) -> int | None:
+    """Where a gzip member's deflate data starts (RFC 1952: 10 fixed bytes, then the optional
+    extra field, name, comment and header CRC its flags announce), or None if it is not gzip."""
+    if len(data) < 10 or data[:3] != b"\x1f\x8b\x08":
+        return None
+    flags, at = data[3], 10
+    if flags & 4:  # FEXTRA
+        if len(data) < at + 2:
+            return None
+        at += 2 + int.from_bytes(data[at : at + 2], "little")
+    for bit in (8, 16):  # FNAME, FCOMMENT: NUL-terminated
+        if flags & bit:
+            nul = data.find(b"\x00", at)
+            if nul < 0:
+                return None
+            at = nul + 1
+    if flags & 2:  # FHCRC
+        at += 2
+    return at if at <= len(data) else None
 
 
 def is_recording(path: Path) -> bool:
@@ -105,6 +198,7 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
     recordings when the compiled scanner is there.
     """
     path = Path(path)
+    check_readable(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -113,13 +207,16 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
         raise InputError(
             f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
         )
-    text, end, truncated = _decompressed(raw, raw[:2] == b"\x1f\x8b")
+    text, end, truncated, bad_trailer = _decompressed(raw, raw[:2] == b"\x1f\x8b")
     if columns and _jsonl is not None:
-        return _read_columns(path, text, end, truncated)
-    lines = [ln for ln in text[:end].split(b"\n") if ln.strip()]
-    rec = Recording(str(path), _header(path, lines[0] if lines else None), truncated=truncated)
-    for line in lines[1:]:
-        obj = _parse(line, rec)
+        rec = _read_columns(path, text, end, truncated)
+        rec.bad_trailer = bad_trailer
+        return rec
+    lines = [(n, ln) for n, ln in enumerate(text[:end].split(b"\n"), 1) if ln.strip()]
+    rec = Recording(str(path), _header(path, lines[0][1] if lines else None), truncated=truncated)
+    rec.bad_trailer = bad_trailer
+    for number, line in lines[1:]:
+        obj = _parse(line, rec, number)
         if obj is not None and obj.get("type") == "sample":
             rec.samples.append(obj)
     if columns:
@@ -130,14 +227,20 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
 def _header(path: Path, line: bytes | None) -> dict[str, Any]:
     try:
         head = json.loads(line) if line else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json's stack
         head = None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise InputError(
             f"{path} is not a ckptdiag recording",
             "give a file written by 'ckptdiag record -o', or an FTDC metrics file",
         )
-    if int(head.get("format_version", 0)) > FORMAT_VERSION:
+    version = head.get("format_version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InputError(
+            f"{path}: the header's format_version is {version!r}, not a whole number",
+            "the header line is damaged; a recording's first line is written by 'ckptdiag record'",
+        )
+    if version > FORMAT_VERSION:
         raise InputError(
             f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
             "upgrade ckptdiag: pip install -U ckptdiag",
@@ -145,12 +248,21 @@ def _header(path: Path, line: bytes | None) -> dict[str, Any]:
     return head
 
 
-def _parse(line: bytes, rec: Recording) -> dict[str, Any] | None:
-    """One line as an object; events are kept on ``rec``, damaged lines counted and skipped."""
+NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
+
+
+def _damaged(rec: Recording, number: int) -> None:
+    rec.damaged_lines += 1  # skip it: every other line is still good
+    if len(rec.damaged_at) < NAMED_DAMAGE:
+        rec.damaged_at.append(number)
+
+
+def _parse(line: bytes, rec: Recording, number: int) -> dict[str, Any] | None:
+    """Line ``number`` as an object; events are kept on ``rec``, damaged lines counted and skipped."""
     try:
         obj = _loads(line)
-    except ValueError:  # orjson.JSONDecodeError is a ValueError too
-        rec.damaged_lines += 1  # skip it: every other line is still good
+    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError too
+        _damaged(rec, number)
         return None
     if not isinstance(obj, dict):
         return None
@@ -183,8 +295,11 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
         start, stop = lines[members[0], 0], lines[members[0], 1]
         try:
             obj = _loads(text[start:stop])
-        except ValueError:
-            rec.damaged_lines += len(members)  # same shape, same fate: none of them is JSON
+        except (ValueError, RecursionError):
+            for i in members:  # same shape, same fate: none of them is JSON
+                rec.damaged_lines += 1
+                if len(rec.damaged_at) < NAMED_DAMAGE:  # numbered by counting: only the few named
+                    rec.damaged_at.append(text.count(b"\n", 0, int(lines[i, 0])) + 1)
             continue
         if not isinstance(obj, dict):
             continue
@@ -206,5 +321,6 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
             for i, row in zip(members, rows.tolist(), strict=True):  # parse them one by one
                 cols.place(np.asarray([row]), _loads(text[lines[i, 0] : lines[i, 1]]), None)
     rec.columns = cols.data
+    rec.damaged_at.sort()
     rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
     return rec

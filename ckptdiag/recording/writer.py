@@ -7,6 +7,7 @@ import datetime as dt
 import gzip
 import json
 import os
+import stat
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -107,6 +108,7 @@ class RecordingWriter:
         self.flush_every_s = flush_every_s
         self.lines = 0
         self.samples = 0
+        self.flushed = 0  # samples known to be in the file: those written before the last good flush
         self._last_flush: float | None = None
         self._raw: IO[bytes] | None = None
         self._gz: gzip.GzipFile | None = None
@@ -126,19 +128,24 @@ class RecordingWriter:
                 self._gz = gzip.GzipFile(filename=path.name[:-3], mode="wb", fileobj=self._raw, mtime=0)
 
     def discard(self) -> None:
-        """Remove a file that never received a header (nothing was recorded in it)."""
-        if self.path is not None and self.lines == 0:
-            self.close()
+        """Remove a file that holds no sample (nothing was recorded in it: at most its header)."""
+        if self.path is not None and self.samples == 0:
+            with contextlib.suppress(OutputError):
+                self.close()
             with contextlib.suppress(OSError):
-                os.unlink(self.path)
+                if stat.S_ISREG(os.stat(self.path).st_mode):  # never a device given with --overwrite
+                    os.unlink(self.path)
 
     def write(self, obj: Mapping[str, Any], now: float) -> None:
         """Write one line; flush when ``flush_every_s`` has passed since the last flush."""
         line = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default) + "\n"
-        if self._gz is not None:
-            self._gz.write(line.encode())
-        elif self._raw is not None:
-            self._raw.write(line.encode())
+        try:
+            if self._gz is not None:
+                self._gz.write(line.encode())
+            elif self._raw is not None:
+                self._raw.write(line.encode())
+        except OSError as exc:
+            raise self._failed(exc) from None
         if self.stream is not None:
             try:
                 self.stream.write(line)
@@ -154,19 +161,37 @@ class RecordingWriter:
 
     def flush(self) -> None:
         """Push everything written so far to the OS, readable by another process."""
-        if self._gz is not None:
-            self._gz.flush(zlib.Z_SYNC_FLUSH)
-        if self._raw is not None:
-            self._raw.flush()
+        try:
+            if self._gz is not None:
+                self._gz.flush(zlib.Z_SYNC_FLUSH)
+            if self._raw is not None:
+                self._raw.flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
+        self.flushed = self.samples
 
     def close(self) -> None:
-        """Finish the gzip member and close the file (idempotent)."""
-        if self._gz is not None:
-            self._gz.close()
-            self._gz = None
-        if self._raw is not None:
-            self._raw.close()
-            self._raw = None
+        """Finish the gzip member and close the file (idempotent). A file whose end cannot be
+        written (disk full) is closed all the same: every line flushed before stays readable."""
+        gz, raw = self._gz, self._raw
+        self._gz = self._raw = None
+        try:
+            if gz is not None:
+                gz.close()
+        except OSError as exc:
+            raise self._failed(exc) from None
+        finally:
+            if raw is not None:
+                with contextlib.suppress(OSError):  # its buffer may be unwritable too: nothing more to save
+                    raw.close()
+
+    def _failed(self, exc: OSError) -> OutputError:
+        """A write that failed (disk full, quota, I/O error) as the one-line error the user sees."""
+        kept = f"the {self.flushed} sample{'s' if self.flushed != 1 else ''} flushed before it stay readable"
+        return OutputError(
+            f"cannot write {self.path}: {exc.strerror or exc} ({kept})",
+            "free space on that filesystem (or write elsewhere with -o), then record again",
+        )
 
 
 def _json_default(value: Any) -> Any:

@@ -37,7 +37,8 @@ def _spark(values: np.ndarray, top: float | None = None) -> str:
         elif hi <= 0:
             out.append(_SPARK[0])
         else:
-            out.append(_SPARK[min(int(v / hi * (len(_SPARK) - 1) + 0.5), len(_SPARK) - 1)])
+            # clipped at both ends: a negative value (a damaged gauge) is the lowest bar, not an index error
+            out.append(_SPARK[min(max(int(v / hi * (len(_SPARK) - 1) + 0.5), 0), len(_SPARK) - 1)])
     return "".join(out)
 
 

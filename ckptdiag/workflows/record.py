@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -60,9 +61,9 @@ def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
 def run_record(
     request: RecordRequest, stop_signals: StopSignals, warn: Warn, source: Source | None = None
 ) -> RecordResult:
-    """Record a server into a file and/or stdout; the file is complete however the run ends."""
-    from ckptdiag.clock import SystemClock
-    from ckptdiag.recorder import record_into
+    """Record a server into a file and/or stdout; the file is complete however the run ends:
+    with its ``end`` event, or (stopped before its first sample) not left behind at all."""
+    from ckptdiag.errors import OutputError
     from ckptdiag.sources.mongo import MongoSource
 
     options = connect_options(request.conn)
@@ -70,50 +71,70 @@ def run_record(
     writer = recording.RecordingWriter(
         request.output, sys.stdout if request.stream_stdout else None, overwrite=request.overwrite
     )
-    clock = SystemClock()
     src: Source = source if source is not None else MongoSource(options, request.source)
     try:
-        info = src.connect()
+        result = _sample(request, src, writer, options, warn, stop_signals)
     except BaseException:
-        writer.discard()
+        writer.discard()  # stopped before the first sample (SIGTERM while connecting, refused): no file
+        with contextlib.suppress(OutputError):  # the error in flight says more than a failed close
+            writer.close()
+        src.close()
         raise
     try:
-        plan = _disk_plan(src.kind, info, request.devices)
-        for note in plan.notes:
-            warn(f"note: {note}")
-        target = str(request.output) if request.output else "stdout"
-        display: Any = None
-        if request.live:
-            from rich.console import Console
-
-            from ckptdiag.report.live import LiveStatus
-
-            display = LiveStatus(Console(), options.display(), target)
-        result = record_into(
-            writer,
-            src,
-            info,
-            plan,
-            header_source={
-                "kind": src.kind,
-                "uri": options.display(),
-                "disks": "getDiagnosticData" if src.kind == "diagnostic" else "/proc/diskstats",
-            },
-            clock=clock,
-            interval=request.interval,
-            duration=request.duration,
-            on_sample=display.on_sample if display else None,
-            on_event=display.on_event if display else _event_printer(warn),
-            stop_signals=stop_signals,
-            around=display,
-        )
-    finally:
         writer.close()
+    finally:
         src.close()
+    target = str(request.output) if request.output else "stdout"
     warn(
         f"recorded {result.samples} samples to {target}"
         f" ({result.gaps} gaps, {result.restarts} restarts, {result.skipped_ticks} skipped ticks,"
         f" {result.wt_missing} without wiredTiger); stopped: {result.stopped_by}"
+    )
+    return result
+
+
+def _sample(
+    request: RecordRequest,
+    src: Source,
+    writer: recording.RecordingWriter,
+    options: ConnectOptions,
+    warn: Warn,
+    stop_signals: StopSignals,
+) -> RecordResult:
+    """Connect, then sample into ``writer`` until the duration, a stop or an error."""
+    from ckptdiag.clock import SystemClock
+    from ckptdiag.recorder import record_into
+
+    info = src.connect()
+    clock = SystemClock()
+    plan = _disk_plan(src.kind, info, request.devices)
+    for note in plan.notes:
+        warn(f"note: {note}")
+    target = str(request.output) if request.output else "stdout"
+    display: Any = None
+    if request.live:
+        from rich.console import Console
+
+        from ckptdiag.report.live import LiveStatus
+
+        display = LiveStatus(Console(), options.display(), target)
+    result = record_into(
+        writer,
+        src,
+        info,
+        plan,
+        header_source={
+            "kind": src.kind,
+            "uri": options.display(),
+            "disks": "getDiagnosticData" if src.kind == "diagnostic" else "/proc/diskstats",
+        },
+        clock=clock,
+        interval=request.interval,
+        duration=request.duration,
+        on_sample=display.on_sample if display else None,
+        on_event=display.on_event if display else _event_printer(warn),
+        stop_signals=stop_signals,
+        around=display,
     )
     return result
 

@@ -32,27 +32,15 @@ class ReportRequest:
 ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
 
 
-def _recording_damage(rec: recording.Recording) -> list[str]:
-    """What was wrong with a recording, for the report's notes."""
-    out = []
-    if rec.truncated:
-        out.append(f"{rec.path}: ended inside a line (read up to there)")
-    if rec.damaged_lines:
-        s = "s" if rec.damaged_lines != 1 else ""
-        out.append(f"{rec.path}: {rec.damaged_lines} damaged line{s} skipped (not JSON)")
-    return out
-
-
 def _recordings_window(
     recordings: list[Path], since_ms: int | None, until_ms: int | None
 ) -> tuple[Any, ServerFacts, int, int, ReportSource]:
     """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
     from ckptdiag.analysis.series import derive
     from ckptdiag.errors import InputError
-    from ckptdiag.facts import ServerFacts
     from ckptdiag.report.document import ReportSource
 
-    recs = [recording.read_recording(p, columns=True) for p in recordings]
+    recs, skipped = _readable(recordings)
     frame = recording.join_frames([r.to_frame() for r in recs])
     if since_ms is not None:
         frame = frame[frame["t"] * 1000 >= since_ms]
@@ -60,24 +48,79 @@ def _recordings_window(
         frame = frame[frame["t"] * 1000 <= until_ms]
     if frame.empty:
         raise InputError("no samples in the given window", "check --since/--until against the recording's times")
-    head = recs[0].header
-    server = head.get("server") or {}
-    disks = head.get("disks") or {}
-    facts = ServerFacts.from_documents(
-        version=server.get("version"),
-        host=server.get("host"),
-        cmdline=server.get("cmdline"),
-        host_info=server.get("host_info"),
-        devices=list(disks.get("devices") or []),
-        dbpath=server.get("dbpath"),
-        parameters=server.get("parameters"),
-        filesystem=disks.get("filesystem"),
-    )
+    facts = _header_facts(recs[0].header)
     gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
     restarts = int(frame["segment"].max() - frame["segment"].min())
-    damage = tuple(line for r in recs for line in _recording_damage(r))
+    damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
     source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
     return derive(frame), facts, gaps, restarts, source
+
+
+def _header_facts(head: dict[str, Any]) -> ServerFacts:
+    """The server's facts from a recording's header; parts of the wrong type (a damaged or
+    hand-edited header) are left out, as if not recorded."""
+    from ckptdiag.facts import ServerFacts
+
+    def mapping(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) else None
+
+    server, disks = mapping(head.get("server")), mapping(head.get("disks"))
+    devices = disks.get("devices")
+    return ServerFacts.from_documents(
+        version=text(server.get("version")),
+        host=text(server.get("host")),
+        cmdline=mapping(server.get("cmdline")),
+        host_info=mapping(server.get("host_info")),
+        devices=[d for d in devices if isinstance(d, str)] if isinstance(devices, list) else [],
+        dbpath=text(server.get("dbpath")),
+        parameters=mapping(server.get("parameters")),
+        filesystem=text(disks.get("filesystem")),
+    )
+
+
+def _readable(paths: list[Path]) -> tuple[list[recording.Recording], list[str]]:
+    """The recordings that can be read, and a note for each that cannot: one bad file among
+    several is skipped, not the end of the report (alone, its error is the report's)."""
+    from ckptdiag.errors import InputError
+
+    recs: list[recording.Recording] = []
+    skipped: list[str] = []
+    for path in paths:
+        try:
+            recs.append(recording.read_recording(path, columns=True))
+        except InputError as exc:
+            if len(paths) == 1:
+                raise
+            skipped.append(f"{path}: skipped: {exc.message}")
+    if not recs:
+        raise InputError(f"none of the {len(paths)} recordings could be read", skipped[0])
+    return recs, skipped
+
+
+def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
+    """The inputs as (recordings, FTDC paths): a directory holding recordings and no metrics.*
+    files stands for its recordings; anything but a file or a directory is refused."""
+    from ckptdiag.inputs import check_readable
+
+    recordings: list[Path] = []
+    ftdc: list[Path] = []
+    for path in paths:
+        check_readable(path)
+        if path.is_dir():
+            entries = sorted(e for e in path.iterdir() if e.is_file())
+            found = [e for e in entries if not e.name.startswith("metrics.") and recording.is_recording(e)]
+            if found and not any(e.name.startswith("metrics.") for e in entries):
+                recordings += found
+                continue
+            ftdc.append(path)
+        elif recording.is_recording(path):
+            recordings.append(path)
+        else:
+            ftdc.append(path)
+    return recordings, ftdc
 
 
 def _ftdc_window(
@@ -114,8 +157,8 @@ def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int
     from ckptdiag.errors import UsageError
     from ckptdiag.report.document import Report
 
-    recordings = [p for p in paths if p.is_file() and recording.is_recording(p)]
-    if recordings and len(recordings) != len(paths):
+    recordings, ftdc = _split_inputs(paths)
+    if recordings and ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
         derived, facts, gaps, restarts, source = _recordings_window(recordings, since_ms, until_ms)
@@ -128,6 +171,8 @@ def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int
 def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     """Diagnose a window of recordings or FTDC, write the report, and return the exit status its
     verdict maps to under ``--fail-on``."""
+    if request.output is not None:
+        check_output(request.output, request.paths)  # before the work, and again before the write
     report = diagnose_window(request.paths, request.since_ms, request.until_ms)
     for line in report.source.damaged:
         warn(f"note: {line}")
@@ -167,6 +212,18 @@ def write_report(report: Report, fmt: str, output: Path | None, protect: tuple[P
     write_text_output(text, output, protect)
 
 
+def check_output(output: Path, inputs: tuple[Path, ...]) -> None:
+    """Refuse an output that is one of the files the inputs resolve to (directories expanded,
+    symlinks and hard links followed), or any recording: a report never replaces data."""
+    from ckptdiag.errors import OutputError
+    from ckptdiag.inputs import is_input
+
+    if is_input(output, inputs):
+        raise OutputError(f"{output} is one of the inputs", "write the report to another file")
+    if output.is_file() and recording.is_recording(output):
+        raise OutputError(f"{output} is a recording", "write the report to another file")
+
+
 def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
     """``text`` to stdout, or atomically to ``output`` (never over a recording or an input)."""
     from ckptdiag.errors import OutputError
@@ -175,9 +232,7 @@ def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] 
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    resolved = output.resolve()
-    if any(resolved == p.resolve() for p in protect) or (output.is_file() and recording.is_recording(output)):
-        raise OutputError(f"{output} is a recording or an input", "write the report to another file")
+    check_output(output, protect)
     tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text)

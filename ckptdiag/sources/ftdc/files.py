@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.errors import InputError
+from ckptdiag.inputs import check_readable
 from ckptdiag.sources.ftdc.deltas import decode_chunk
 from ckptdiag.sources.ftdc.reference import _I32, Selection
 
@@ -112,8 +114,10 @@ def read_file(
                 "ckptdiag reads mongod's diagnostic.data/metrics.* files",
             )
         first = False
-        start = doc.get("_id")
-        start_ms = int(start) if start is not None else 0
+        start_ms = _start_ms(doc.get("_id"))
+        if start_ms is None:
+            report.error = f"document at byte {offset} has no valid time (_id)"
+            return
         if kind == 1:
             data = doc.get("data")
             if not isinstance(data, bytes):
@@ -121,30 +125,50 @@ def read_file(
                 return
             try:
                 selection, values = decode_chunk(bytes(data), wanted, cache)
-            except (ValueError, zlib.error, struct.error, IndexError) as exc:
+            except (ValueError, zlib.error, struct.error, IndexError, RecursionError, MemoryError) as exc:
                 report.error = f"bad metric chunk at byte {offset}: {exc}"
                 return
             report.chunks += 1
             report.samples += values.shape[1]
             yield Chunk(start_ms, offset, selection, values)
         elif kind in (0, 2):
+            meta = doc.get("doc")
+            if not isinstance(meta, dict):
+                report.notes.append(f"metadata at byte {offset} is not a document (skipped)")
+                continue
             report.metadata += 1
-            yield Metadata(start_ms, int(kind), dict(doc.get("doc") or {}))
+            yield Metadata(start_ms, int(kind), meta)
     if first and report.error is None and not report.notes:
         raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
 
 
+# FTDC times are ms since the epoch; a value outside years 1970-9999 is damage, not a time
+_LAST_MS = 253_402_300_799_999
+
+
+def _start_ms(value: object) -> int | None:
+    """A document's ``_id`` as ms since the epoch, or None when it is not a plausible time."""
+    from bson.datetime_ms import DatetimeMS
+
+    if isinstance(value, bool) or not isinstance(value, int | float | DatetimeMS):
+        return None
+    try:
+        ms = int(value)
+    except (ValueError, OverflowError):
+        return None
+    return ms if 0 <= ms <= _LAST_MS else None
+
+
 def metric_files(path: Path) -> list[Path]:
     """The metrics files of a diagnostic.data directory in time order (interim last), or [path]."""
-    if path.is_dir():
+    st = check_readable(path, FtdcError)
+    if stat.S_ISDIR(st.st_mode):
         files = sorted(p for p in path.iterdir() if p.name.startswith("metrics.") and p.is_file())
         archives = [p for p in files if p.name != "metrics.interim"]
         interim = [p for p in files if p.name == "metrics.interim"]
         if not files:
             raise FtdcError(f"{path} has no metrics.* files", "give mongod's <dbPath>/diagnostic.data directory")
         return archives + interim
-    if not path.exists():
-        raise FtdcError(f"{path} does not exist", "check the path")
     return [path]
 
 

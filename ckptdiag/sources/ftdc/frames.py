@@ -199,12 +199,23 @@ def iter_ftdc(
     if kept:
         yield mark_continuity(_ordered(_build(pieces)))
     elif not produced:
-        raise FtdcError(
-            "no FTDC samples in the given window"
-            if any(r.samples for r in data.reports)
-            else "no FTDC metric chunks found",
-            "check --since/--until, or give a diagnostic.data directory",
+        raise _nothing_read(data.reports)
+
+
+def _nothing_read(reports: list[FileReport]) -> FtdcError:
+    """Why no sample came out: the window, the damage found (the first file's, and how many were
+    damaged), or no metric chunk at all."""
+    if any(r.samples for r in reports):
+        return FtdcError("no FTDC samples in the given window", "check --since/--until against the files' times")
+    damaged = [r for r in reports if r.error]
+    if damaged:
+        others = len(damaged) - 1
+        more = f" (and {others} more damaged file{'s' if others > 1 else ''})" if others else ""
+        return FtdcError(
+            f"no readable FTDC metric chunk: {damaged[0].path}: {damaged[0].error}{more}",
+            "the file is damaged before its first good chunk; give other metrics.* files or the whole directory",
         )
+    return FtdcError("no FTDC metric chunks found", "give mongod's diagnostic.data directory or its metrics.* files")
 
 
 def _in_window(

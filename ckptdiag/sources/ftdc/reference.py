@@ -24,11 +24,26 @@ _U64 = struct.Struct("<Q")
 _F64 = struct.Struct("<d")
 
 
-def _cstring_end(buf: bytes, pos: int) -> int:
-    end = buf.find(b"\x00", pos)
+MAX_DEPTH = 200  # mongod's own limit on BSON nesting (the maxBSONDepth parameter's default)
+
+
+def _cstring_end(buf: bytes, pos: int, limit: int | None = None) -> int:
+    end = buf.find(b"\x00", pos, limit)
     if end < 0:
-        raise ValueError("unterminated field name")
+        raise ValueError(f"unterminated name at byte {pos}")
     return end
+
+
+def _length(buf: bytes, pos: int, end: int, least: int, what: str) -> int:
+    """The int32 length prefix at ``pos``, checked before anything is read or skipped by it: at
+    least ``least`` and inside the enclosing document (whose last byte is ``end``). A negative or
+    oversized length in a damaged file would otherwise make the walk revisit or overrun bytes."""
+    if pos + 4 > len(buf):
+        raise ValueError(f"{what} at byte {pos} is cut off")
+    (n,) = _I32.unpack_from(buf, pos)
+    if n < least or pos + n > end:
+        raise ValueError(f"{what} at byte {pos} claims {n} bytes, outside its document")
+    return int(n)
 
 
 def _trunc(value: float) -> int:
@@ -96,70 +111,85 @@ def walk_metrics(
     values: list[int] | None = None,
     layout: list[tuple[int, int]] | None = None,
     opaque: list[tuple[int, int]] | None = None,
+    depth: int = 0,
 ) -> tuple[list[str], list[int]]:
     """Metric slots of a BSON document in mongod's extraction order: (paths, reference values).
 
     With ``layout``, also the (byte offset, kind) of every slot, and with ``opaque`` the (start,
     end) of every non-metric payload (string contents, ObjectIds, binary data), so that later
     documents of the same shape can be read without walking them (:class:`Schema`).
+
+    Every length is checked against the enclosing document before it is used (ValueError): the
+    walk moves forward at every element and never reads outside ``buf``, whatever the bytes say.
     """
+    if depth > MAX_DEPTH:
+        raise ValueError(f"documents nested deeper than {MAX_DEPTH} levels at byte {start}")
     skip = opaque if opaque is not None else []
     paths = [] if paths is None else paths
     values = [] if values is None else values
     lay = layout if layout is not None else []
-    (length,) = _I32.unpack_from(buf, start)
+    length = _length(buf, start, len(buf), 5, "document")  # a nested one was checked by its parent
     end = start + length - 1
+    if buf[end] != 0:
+        raise ValueError(f"document at byte {start} does not end with its terminator")
     pos = start + 4
     while pos < end:
         etype = buf[pos]
-        name_end = _cstring_end(buf, pos + 1)
+        name_end = _cstring_end(buf, pos + 1, end)
         path = prefix + buf[pos + 1 : name_end].decode("utf-8", "replace")
         pos = name_end + 1
         scalar = _SCALARS.get(etype)
         if scalar is not None:
             width, kind, read = scalar
+            if pos + width > end:
+                raise ValueError(f"value of {path!r} at byte {pos} is cut off")
             paths.append(path)
             values.append(read(buf, pos))
             lay.append((pos, kind))
             pos += width
         elif etype == 0x11:  # timestamp: increment in the low 32 bits, seconds in the high 32
+            if pos + 8 > end:
+                raise ValueError(f"value of {path!r} at byte {pos} is cut off")
             (raw,) = _U64.unpack_from(buf, pos)
             paths += [path, f"{path}.inc"]
             values += [raw >> 32, raw & 0xFFFFFFFF]
             lay += [(pos, K_TS_SECS), (pos, K_TS_INC)]
             pos += 8
         elif etype in (0x03, 0x04):  # document, array: recurse
-            (sub_len,) = _I32.unpack_from(buf, pos)
-            walk_metrics(buf, pos, f"{path}.", paths, values, lay, skip)
+            sub_len = _length(buf, pos, end, 5, f"document {path!r}")
+            walk_metrics(buf, pos, f"{path}.", paths, values, lay, skip, depth + 1)
             pos += sub_len
         else:
-            pos = _past(buf, pos, etype, skip)
+            pos = _past(buf, pos, etype, skip, end)
     return paths, values
 
 
-def _past(buf: bytes, pos: int, etype: int, opaque: list[tuple[int, int]]) -> int:
-    """The position after a non-metric element at ``pos``; its payload's (start, end) is noted in
-    ``opaque`` where the bytes may differ between documents of one shape."""
-    if etype in (0x02, 0x0D, 0x0E):  # string, JS code, symbol
-        n = int(_I32.unpack_from(buf, pos)[0])
+def _past(buf: bytes, pos: int, etype: int, opaque: list[tuple[int, int]], end: int) -> int:
+    """The position after a non-metric element at ``pos`` (its document's last byte is ``end``);
+    its payload's (start, end) is noted in ``opaque`` where the bytes may differ between documents
+    of one shape. Every length is checked first: the result is always past ``pos``, never past ``end``."""
+    if etype in (0x02, 0x0D, 0x0E):  # string, JS code, symbol: the length counts the terminating NUL
+        n = _length(buf, pos, end - 4, 1, "string")
         opaque.append((pos + 4, pos + 4 + n))
         return pos + 4 + n
     if etype == 0x05:  # binary
-        n = int(_I32.unpack_from(buf, pos)[0])
+        n = _length(buf, pos, end - 5, 0, "binary")
         opaque.append((pos + 5, pos + 5 + n))
         return pos + 5 + n
     if etype == 0x07:  # ObjectId
+        if pos + 12 > end:
+            raise ValueError(f"ObjectId at byte {pos} is cut off")
         opaque.append((pos, pos + 12))
         return pos + 12
     if etype in (0x06, 0x0A, 0xFF, 0x7F):  # undefined, null, min/max key
         return pos
     if etype == 0x0B:  # regex: two cstrings
-        return _cstring_end(buf, _cstring_end(buf, pos) + 1) + 1
-    if etype == 0x0C:  # DBPointer
-        return int(pos + 4 + _I32.unpack_from(buf, pos)[0] + 12)
-    if etype == 0x0F:  # code with scope
-        return int(pos + _I32.unpack_from(buf, pos)[0])
-    raise ValueError(f"unknown BSON type 0x{etype:02x}")
+        return _cstring_end(buf, _cstring_end(buf, pos, end) + 1, end) + 1
+    if etype == 0x0C:  # DBPointer: a string, then an ObjectId
+        return pos + 4 + _length(buf, pos, end - 16, 1, "DBPointer") + 12
+    if etype == 0x0F:  # code with scope: int32 total, string, document (at least 14 bytes)
+        return pos + _length(buf, pos, end, 14, "code with scope")
+    raise ValueError(f"unknown BSON type 0x{etype:02x} at byte {pos - 1}")
 
 
 _VALUE_BYTES = {K_DOUBLE: 8, K_INT32: 4, K_INT64: 8, K_BOOL: 1, K_TS_SECS: 8, K_TS_INC: 8, K_DEC128: 16}

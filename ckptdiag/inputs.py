@@ -1,0 +1,67 @@
+"""Input paths: what kind of file each is, and every file they resolve to (so none is written over)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from ckptdiag.errors import InputError
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_readable(path: Path, error: type[InputError] = InputError) -> os.stat_result:
+    """The ``stat`` of an input that is a regular file or a directory; anything else is refused
+    (as ``error``) before it is opened: a FIFO would block forever, ``/dev/zero`` never ends."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise error(f"{path} does not exist", "check the path") from None
+    except OSError as exc:
+        raise error(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return st
+    kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+    raise error(
+        f"{path} is {kind}, not a file ckptdiag can read to its end",
+        "copy the data into a regular file first, then give that file",
+    )
+
+
+def resolved_files(paths: Iterable[Path]) -> set[Path]:
+    """Every file the inputs resolve to, symlinks followed: the files themselves, and the
+    entries of the directories among them (what a report reads from a diagnostic.data)."""
+    out: set[Path] = set()
+    for path in paths:
+        try:
+            if path.is_dir():
+                out.update(entry.resolve() for entry in path.iterdir())
+            out.add(path.resolve())
+        except OSError:
+            out.add(path.absolute())  # unreadable: still never a place to write
+    return out
+
+
+def is_input(output: Path, inputs: Iterable[Path]) -> bool:
+    """Whether writing ``output`` would replace one of the files the ``inputs`` resolve to (the
+    same path after symlinks, or the same file under another name: a hard link)."""
+    files = resolved_files(inputs)
+    if output.resolve() in files:
+        return True
+    if not output.exists():
+        return False
+    return any(_same(output, f) for f in files)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -1,0 +1,27 @@
+"""What a number read from a file may be. Times outside 1970-2255 and values no counter can hold
+(infinite, or beyond 64 bits) are damage: rejected one by one and counted, never computed with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+EARLIEST_S = 0.0
+LATEST_S = 9_000_000_000.0  # 2255: pandas' nanosecond times end in 2262
+ABSURD = 2.0**64  # no serverStatus counter or gauge goes beyond 64 bits
+
+
+def plausible_times(t: np.ndarray) -> np.ndarray:
+    """Which times (seconds since the epoch) could be a sample's: finite, 1970-2255."""
+    with np.errstate(invalid="ignore"):
+        ok: np.ndarray = np.isfinite(t) & (t >= EARLIEST_S) & (t <= LATEST_S)
+    return ok
+
+
+def reject_absurd(values: np.ndarray) -> int:
+    """Set infinite values and values of 2**64 or more (either sign) to NaN, in place; how many."""
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(values) | (np.abs(values) >= ABSURD)
+    count = int(np.count_nonzero(bad))
+    if count:
+        values[bad] = np.nan
+    return count

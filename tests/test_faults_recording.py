@@ -1,0 +1,204 @@
+"""Damaged recordings and hostile values: what can be kept is kept, every damage is counted and
+named, and no value makes the analysis loop or fail (the fault pass's inputs, rebuilt here)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from synth import Server, write_recording
+
+from ckptdiag.errors import InputError
+from ckptdiag.recording import read_recording
+from ckptdiag.workflows.report import diagnose_window
+
+GOOD_CHECKPOINTS = 5  # Server(seconds=300): checkpoints at 30.3 + 60k s
+
+
+def ckptdiag(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ckptdiag", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def lines(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    path = tmp_path_factory.mktemp("rec") / "good.jsonl"
+    write_recording(Server(seconds=300).frame(), path)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write(path: Path, objs: list[Any], *, raw_lines: dict[int, str] | None = None) -> Path:
+    text = [json.dumps(o, separators=(",", ":")) for o in objs]
+    for i, line in (raw_lines or {}).items():
+        text[i] = line
+    path.write_text("\n".join(text) + "\n")
+    return path
+
+
+def _copy(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return json.loads(json.dumps(objs))
+
+
+def test_a_counter_jump_is_evidence_and_costs_nothing(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    for o in objs[150:]:
+        o["m"]["ckpt.count"] += 1e6  # once: 1e6 checkpoints "begun" in one second
+    report = diagnose_window((_write(tmp_path / "jump.jsonl", objs),), None, None)
+    assert len(report.dx.episodes) == GOOD_CHECKPOINTS
+    assert any("checkpoint counter jumped by 1,000,000" in e and "reset or corruption" in e for e in report.dx.evidence)
+
+
+def test_non_finite_and_absurd_values_are_rejected_one_by_one(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    raw = {}
+    for i in range(100, 110):
+        raw[i] = json.dumps(objs[i], separators=(",", ":")).replace(
+            f'"ckpt.count":{objs[i]["m"]["ckpt.count"]}', '"ckpt.count":1e400'
+        )
+    objs[120]["m"]["ops.insert"] = 1e30  # beyond any 64-bit counter
+    objs[121]["m"]["ops.insert"] = "many"  # not a number at all
+    path = _write(tmp_path / "inf.jsonl", objs, raw_lines=raw)
+    report = diagnose_window((path,), None, None)
+    assert len(report.dx.episodes) == GOOD_CHECKPOINTS
+    notes = [n for n in report.source.damaged if "values rejected" in n]
+    assert notes and notes[0].startswith(f"{path}: 11 values rejected"), report.source.damaged
+    assert notes[0] in report.dx.evidence
+
+
+def test_impossible_times_are_dropped_and_out_of_order_samples_sorted(
+    tmp_path: Path, lines: list[dict[str, Any]]
+) -> None:
+    objs = _copy(lines)
+    objs[100]["t"] = 1e18  # year 31 billion
+    objs[101]["t"] = -5.0
+    objs[50], objs[51] = objs[51], objs[50]
+    report = diagnose_window((_write(tmp_path / "t.jsonl", objs),), None, None)
+    dx = report.dx
+    assert dx.start < dx.end and dx.period_s == pytest.approx(1.0) and dx.samples == 299
+    assert len(dx.episodes) == GOOD_CHECKPOINTS
+    assert any("2 samples dropped: time outside 1970-2255" in n for n in report.source.damaged)
+    assert any("1 sample out of time order (sorted)" in n for n in report.source.damaged)
+
+
+def test_a_bad_gzip_trailer_keeps_every_line(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    text = ("\n".join(json.dumps(o, separators=(",", ":")) for o in lines) + "\n").encode()
+    blob = bytearray(gzip.compress(text))
+    blob[-8] ^= 0xFF  # the CRC: zcat still gives every line
+    path = tmp_path / "crc.jsonl.gz"
+    path.write_bytes(bytes(blob))
+    for columns in (True, False):
+        rec = read_recording(path, columns=columns)
+        assert rec.sample_count == len(lines) - 1 and rec.bad_trailer
+    report = diagnose_window((path,), None, None)
+    assert any("gzip trailer does not match" in n for n in report.source.damaged)
+    assert len(report.dx.episodes) == GOOD_CHECKPOINTS
+
+
+def test_flipped_bytes_in_a_gzip_recording_keep_what_comes_before(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    text = ("\n".join(json.dumps(o, separators=(",", ":")) for o in lines) + "\n").encode()
+    blob = gzip.compress(text)
+    rng = np.random.default_rng(5)
+    kept = []
+    for n in range(22):
+        mutant = bytearray(blob)
+        at = int(rng.integers(len(blob) // 4, len(blob) - 8))  # past the header line's bytes
+        mutant[at] ^= 1 << int(rng.integers(0, 8))
+        path = tmp_path / f"m{n}.jsonl.gz"
+        path.write_bytes(bytes(mutant))
+        rec = read_recording(path, columns=True)
+        rec.to_frame()
+        kept.append(rec.sample_count)
+        assert rec.damage() or rec.sample_count == len(lines) - 1
+    assert min(kept) > 0, kept  # none rejected whole
+
+
+def test_damaged_lines_are_counted_and_named_by_number(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    deep = "[" * 100_000 + "]" * 100_000  # deeper than any JSON parser's stack
+    path = _write(tmp_path / "d.jsonl", objs, raw_lines={10: "{not json", 20: deep, 30: '{"type":"sample",'})
+    for columns in (True, False):
+        rec = read_recording(path, columns=columns)
+        assert rec.damaged_lines == 3 and rec.damaged_at == [11, 21, 31]
+    report = diagnose_window((path,), None, None)
+    assert f"{path}: 3 damaged lines skipped (not JSON: line 11, 21, 31)" in report.source.damaged
+
+
+def test_events_without_next_seq_are_ignored_and_counted(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    objs.insert(100, {"type": "event", "kind": "gap", "t": objs[100]["t"]})
+    objs.insert(200, {"type": "event", "kind": "restart", "t": objs[200]["t"], "next_seq": "soon"})
+    report = diagnose_window((_write(tmp_path / "e.jsonl", objs),), None, None)
+    assert any("2 gap/restart events without a valid next_seq ignored" in n for n in report.source.damaged)
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [("x", "format_version is 'x', not a whole number"), (1.5, "not a whole number"), (99, "newer than")],
+)
+def test_a_header_with_a_bad_format_version_is_a_named_error(
+    tmp_path: Path, lines: list[dict[str, Any]], version: Any, message: str
+) -> None:
+    objs = _copy(lines)
+    objs[0]["format_version"] = version
+    with pytest.raises(InputError, match=message):
+        read_recording(_write(tmp_path / "v.jsonl", objs))
+
+
+def test_header_metadata_of_the_wrong_type_is_left_out(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    objs[0]["server"] = {"version": 7, "host": ["a"], "cmdline": "x", "host_info": 3, "parameters": []}
+    objs[0]["disks"] = {"devices": "vda", "filesystem": 1}
+    report = diagnose_window((_write(tmp_path / "h.jsonl", objs),), None, None)
+    assert report.dx.facts.version is None and report.dx.facts.devices == ()
+    objs[0]["server"] = "not a document"
+    report = diagnose_window((_write(tmp_path / "h2.jsonl", objs),), None, None)
+    assert len(report.dx.episodes) == GOOD_CHECKPOINTS
+
+
+def test_a_negative_dirty_value_draws_in_the_table(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    for o in objs[1:40]:
+        o["m"]["cache.dirty_bytes"] = -5e8
+    proc = ckptdiag("report", str(_write(tmp_path / "neg.jsonl", objs)), "-f", "table", "--fail-on", "never")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
+
+
+def test_one_bad_recording_in_a_directory_is_skipped_with_a_note(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    d = tmp_path / "recordings"
+    d.mkdir()
+    _write(d / "a.jsonl", lines)
+    bad = _copy(lines)
+    bad[0]["format_version"] = "x"
+    _write(d / "b.jsonl", bad)
+    proc = ckptdiag("report", str(d), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    assert "b.jsonl: skipped:" in proc.stderr and "format_version" in proc.stderr
+    assert json.loads(proc.stdout)["checkpoints"]["count"] == GOOD_CHECKPOINTS
+
+
+def test_an_output_inside_an_input_directory_or_behind_a_link_is_refused(tmp_path: Path) -> None:
+    from tests.ftdc_writer import SimServer, write_ftdc
+
+    d = tmp_path / "diagnostic.data"
+    d.mkdir()
+    target = d / "metrics.2026-11-01T00-00-00Z-00000"
+    write_ftdc(target, SimServer(checkpoints=[(30, 32)]), [float(i) for i in range(100)])
+    before = target.read_bytes()
+    link = tmp_path / "link.md"
+    os.symlink(target, link)
+    hard = tmp_path / "hard.md"
+    os.link(target, hard)
+    for out in (target, link, hard, Path(os.path.relpath(target))):
+        proc = ckptdiag("report", str(d), "-o", str(out), "--fail-on", "never")
+        assert proc.returncode == 1 and "is one of the inputs" in proc.stderr, (out, proc.stderr)
+    assert target.read_bytes() == before
+    ok = ckptdiag("report", str(d), "-o", str(tmp_path / "nightly.md"), "--fail-on", "never")
+    assert ok.returncode == 0 and (tmp_path / "nightly.md").exists()
