@@ -199,7 +199,7 @@ def test_metadata_of_the_wrong_type_and_bad_times_are_notes_not_crashes(tmp_path
     path = tmp_path / "metrics.odd"
     path.write_bytes(odd_meta + good)
     data = read_ftdc([path])
-    assert len(data.frame) == 200 and any("not a document" in n for n in data.reports[0].notes)
+    assert len(data.frame) == 200 and any("not a document" in n for n in data.reports[0].damage)
     # a chunk whose _id is far outside any real time: damage at its byte, what came before kept
     late = bson.encode({"_id": 10**17, "type": 1, "data": bson.Binary(b"\x00\x00\x00\x00")})
     path.write_bytes(good + late)
@@ -251,3 +251,17 @@ def test_mutated_files_never_crash_or_hang(tmp_path: Path) -> None:
             assert data.frame is not None
             outcomes["read"] += 1
     assert outcomes["read"] + outcomes["error"] == 60
+
+
+def test_samples_with_an_impossible_time_are_dropped_and_said(tmp_path: Path) -> None:
+    from ftdc_writer import _chunk
+
+    docs = SimServer(checkpoints=[(30, 32)]).documents([float(i) for i in range(120)])
+    docs[50]["start"] = dt.datetime(9000, 1, 1, tzinfo=dt.timezone.utc)  # no pandas time reaches it
+    path = ftdc_file(tmp_path / "metrics.late", _chunk(docs))
+    data = read_ftdc([path])
+    assert len(data.frame) == 119
+    at = len(bson.encode({"_id": T0, "type": 0, "doc": {"buildInfo": {}}}))  # the chunk follows the metadata
+    assert data.reports[0].damage == [f"1 sample of the chunk at byte {at} has a time outside 1970-2255 (dropped)"]
+    proc = ckptdiag("report", str(path), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0 and "time outside 1970-2255" in proc.stderr, proc.stderr

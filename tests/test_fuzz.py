@@ -126,3 +126,52 @@ def test_any_recording_reads_or_is_a_named_error(tmp_path: Path, lines: list[str
         rec.to_frame()
     except CkptdiagError as exc:
         assert exc.message
+
+
+# a password of any characters, typed escaped or not; a user name likewise
+# (marked, so that no secret is by chance a piece of the text around it, such as "<redacted>")
+_secret = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=4, max_size=24).map(
+    lambda s: "Q7" + s
+)
+
+
+@BUDGET
+@given(
+    st.from_regex(r"[a-z][a-z0-9._-]{0,10}", fullmatch=True),
+    _secret,
+    st.booleans(),
+    st.sampled_from(["", "/", "/?w=1", "/admin?authSource=admin&tls=true"]),
+)
+def test_no_uri_redaction_ever_shows_the_password(user: str, password: str, escape: bool, tail: str) -> None:
+    from urllib.parse import quote
+
+    from ckptdiag.redact import REDACTED, redact_uri
+
+    typed = quote(password, safe="") if escape else password
+    shown = redact_uri(f"mongodb://{user}:{typed}@db1.example.net:27017{tail}")
+    assert password not in shown and typed not in shown
+    assert shown == REDACTED or shown.startswith(f"mongodb://{user}:{REDACTED}@")
+
+
+@BUDGET
+@given(
+    _secret.filter(lambda s: not set(s) & set(',()="\\ ')), st.sampled_from(["secretkey", "keyid", "ldapQueryPassword"])
+)
+def test_no_config_or_argv_redaction_ever_shows_the_secret(secret: str, name: str) -> None:
+    from ckptdiag.redact import redact_doc
+
+    config = f"cache_size=1G,encryption=(name=AES256-CBC,{name}={secret}),eviction_target=80"
+    doc = {
+        "argv": [
+            "mongod",
+            "--setParameter",
+            f"{name}={secret}",
+            f"--setParameter={name}={secret}",
+            f"--wiredTigerEngineConfigString={config}",
+        ],
+        "parsed": {
+            "setParameter": {name: secret},
+            "storage": {"wiredTiger": {"engineConfig": {"configString": config}}},
+        },
+    }
+    assert secret not in repr(redact_doc(doc))

@@ -145,7 +145,7 @@ def _ftdc_window(
         cmdline=meta.get("getCmdLineOpts"),
         host_info=meta.get("hostInfo"),
     )
-    damage = tuple(f"{r.path}: {r.error}" for r in data.reports if r.error)
+    damage = tuple(f"{r.path}: {line}" for r in data.reports for line in (*r.damage, *([r.error] if r.error else [])))
     source = ReportSource("ftdc", ", ".join(map(str, paths)), damage, files=len(data.reports))
     return derived, facts, gaps, restarts, source
 

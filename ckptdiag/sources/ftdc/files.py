@@ -58,7 +58,8 @@ class FileReport:
     samples: int = 0
     metadata: int = 0
     error: str | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # facts about the file (zero padding after the last document)
+    damage: list[str] = field(default_factory=list)  # damage read past (printed with the report)
 
 
 def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
@@ -134,11 +135,11 @@ def read_file(
         elif kind in (0, 2):
             meta = doc.get("doc")
             if not isinstance(meta, dict):
-                report.notes.append(f"metadata at byte {offset} is not a document (skipped)")
+                report.damage.append(f"metadata at byte {offset} is not a document (skipped)")
                 continue
             report.metadata += 1
             yield Metadata(start_ms, int(kind), meta)
-    if first and report.error is None and not report.notes:
+    if first and report.error is None and not report.notes and not report.damage:
         raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
 
 

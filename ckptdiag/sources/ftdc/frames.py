@@ -182,7 +182,7 @@ def iter_ftdc(
         if not item.selection.layout.mongod:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
         seen_mongod = True
-        piece = _in_window(item, since_ms, until_ms)
+        piece = _in_window(item, since_ms, until_ms, data.reports[-1])
         if piece is None:
             continue
         pieces.append(piece)
@@ -219,16 +219,24 @@ def _nothing_read(reports: list[FileReport]) -> FtdcError:
 
 
 def _in_window(
-    chunk: Chunk, since_ms: int | None, until_ms: int | None
+    chunk: Chunk, since_ms: int | None, until_ms: int | None, report: FileReport
 ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
     """A chunk's frame columns for its samples inside the window -> (names, block, times in s), or
     None when none is. The names list is one object per shape: :func:`_build` joins a run of one
-    shape at once."""
+    shape at once. Samples whose time is impossible are dropped and counted in ``report``."""
+    from ckptdiag.sanity import plausible_times
+
     layout = chunk.selection.layout
     if layout.start < 0:
         return None
     start = chunk.values[layout.start]
-    keep = np.ones(start.size, dtype=bool)
+    keep = plausible_times(start / 1000.0)
+    if not keep.all():
+        bad = int(start.size - keep.sum())
+        report.damage.append(
+            f"{bad} sample{'s' if bad > 1 else ''} of the chunk at byte {chunk.offset} "
+            f"{'have' if bad > 1 else 'has'} a time outside 1970-2255 (dropped)"
+        )
     if since_ms is not None:
         keep &= start >= since_ms
     if until_ms is not None:
