@@ -242,3 +242,6 @@ def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] 
         raise OutputError(
             f"cannot write {output}: {exc.strerror or exc}", "check the directory and its permissions"
         ) from None
+    except BaseException:  # SIGTERM or Ctrl-C mid-write: no half-written temporary file stays behind
+        tmp.unlink(missing_ok=True)
+        raise
