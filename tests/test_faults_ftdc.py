@@ -265,3 +265,17 @@ def test_samples_with_an_impossible_time_are_dropped_and_said(tmp_path: Path) ->
     assert data.reports[0].damage == [f"1 sample of the chunk at byte {at} has a time outside 1970-2255 (dropped)"]
     proc = ckptdiag("report", str(path), "-f", "json", "--fail-on", "never")
     assert proc.returncode == 0 and "time outside 1970-2255" in proc.stderr, proc.stderr
+
+
+def test_a_checkpoint_counter_jump_in_ftdc_is_a_note_not_a_million_checkpoints(tmp_path: Path) -> None:
+    from ftdc_writer import _chunk
+
+    from ckptdiag.workflows.report import diagnose_window
+
+    docs = SimServer(checkpoints=[(30, 32), (90, 93), (150, 152)]).documents([float(i) for i in range(200)])
+    for doc in docs[60:]:
+        doc["serverStatus"]["wiredTiger"]["transaction"]["transaction checkpoints"] += 1_000_000
+    path = ftdc_file(tmp_path / "metrics.jump", _chunk(docs))
+    report = diagnose_window((path,), None, None)  # linear in the samples: it used to loop a million times
+    assert len(report.dx.episodes) <= 3
+    assert any("checkpoint counter jumped by 1,000,000" in e for e in report.dx.evidence), report.dx.evidence
