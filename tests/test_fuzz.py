@@ -12,6 +12,7 @@ from pathlib import Path
 import bson
 import numpy as np
 import pytest
+from ftdc_writer import _varint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,16 +28,6 @@ BUDGET = settings(
 )
 
 needs_kernel = pytest.mark.skipif(compiled is None, reason="the compiled FTDC kernel is not built")
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 # streams shaped like FTDC's (varints, zero runs with counts of any size) with damage mixed in:

@@ -411,15 +411,20 @@ def _limited(max_bytes: int):  # type: ignore[no-untyped-def]
     return limit
 
 
-def test_a_full_disk_ends_with_a_clear_error_and_keeps_every_sample_written(tmp_path: Path) -> None:
+def _record_on_a_small_disk(out: Path, max_bytes: int, seconds: int) -> subprocess.CompletedProcess[str]:
+    """``record`` against a replaying server, its files limited to ``max_bytes`` (EFBIG past it)."""
     base = load_status(VERSIONS[1])
-    out = tmp_path / "r.jsonl"
     env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
     with replay(base, status=_moving(base)) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "ckptdiag", "record", "--uri", server.uri, "-d", "30", "-o", str(out)],
-            capture_output=True, text=True, timeout=90, env=env, preexec_fn=_limited(12_000),
+        return subprocess.run(
+            [sys.executable, "-m", "ckptdiag", "record", "--uri", server.uri, "-d", str(seconds), "-o", str(out)],
+            capture_output=True, text=True, timeout=90, env=env, preexec_fn=_limited(max_bytes),
         )  # fmt: skip
+
+
+def test_a_full_disk_ends_with_a_clear_error_and_keeps_every_sample_written(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    proc = _record_on_a_small_disk(out, 12_000, 30)
     assert proc.returncode == 1, proc.stderr
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith(f"ckptdiag: error: cannot write {out}: File too large (") and "stay readable" in line
@@ -430,14 +435,8 @@ def test_a_full_disk_ends_with_a_clear_error_and_keeps_every_sample_written(tmp_
 
 
 def test_no_space_at_all_leaves_no_file_behind(tmp_path: Path) -> None:
-    base = load_status(VERSIONS[1])
     out = tmp_path / "r.jsonl"
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
-    with replay(base, status=_moving(base)) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "ckptdiag", "record", "--uri", server.uri, "-d", "5", "-o", str(out)],
-            capture_output=True, text=True, timeout=90, env=env, preexec_fn=_limited(0),
-        )  # fmt: skip
+    proc = _record_on_a_small_disk(out, 0, 5)
     assert proc.returncode == 1 and "cannot write" in proc.stderr and "the 0 samples" in proc.stderr, proc.stderr
     assert not out.exists()
     if os.path.exists("/dev/full"):  # ENOSPC itself: the device is never removed

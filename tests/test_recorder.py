@@ -21,6 +21,17 @@ def _run(tmp_path: Path, source: ScriptedSource, clock: FakeClock, duration: flo
     return result, read_recording(path)
 
 
+def _run_until(error: type[Exception], tmp_path: Path, source: ScriptedSource, clock: FakeClock):  # type: ignore[no-untyped-def]
+    """Sample for up to 10 s, expecting ``error`` to end the run; the recording it left."""
+    path = tmp_path / "rec.jsonl"
+    writer = RecordingWriter(path)
+    writer.write({"type": "header", "format": "ckptdiag-recording", "format_version": 1}, 0)
+    with pytest.raises(error):
+        Sampler(source, writer, clock=clock, duration=10).run(server_info())
+    writer.close()
+    return read_recording(path)
+
+
 def test_ticks_follow_absolute_deadlines_without_drift(tmp_path: Path) -> None:
     clock = FakeClock(start=1000.0)
     # replies take 5-300 ms: a relative sleep(1) loop would drift by their sum (~hundreds of ms)
@@ -79,13 +90,7 @@ def test_fatal_errors_on_reconnect_stop_the_run_but_keep_the_file(tmp_path: Path
         raise ConnectError("authentication failed")
 
     source.connect = connect  # type: ignore[method-assign]
-    path = tmp_path / "rec.jsonl"
-    writer = RecordingWriter(path)
-    writer.write({"type": "header", "format": "ckptdiag-recording", "format_version": 1}, 0)
-    with pytest.raises(ConnectError):
-        Sampler(source, writer, clock=clock, duration=10).run(server_info())
-    writer.close()
-    rec = read_recording(path)
+    rec = _run_until(ConnectError, tmp_path, source, clock)
     assert len(rec.samples) == 2 and rec.events[-1]["kind"] == "end"
 
 
@@ -201,13 +206,7 @@ def test_a_refusal_mid_run_ends_with_its_reason_not_duration(tmp_path: Path) -> 
             raise ConnectError("not authorized on admin to execute command { serverStatus: 1 }")
         return status_doc(n)
 
-    source = ScriptedSource(clock, script)
-    path = tmp_path / "rec.jsonl"
-    writer = RecordingWriter(path)
-    writer.write({"type": "header", "format": "ckptdiag-recording", "format_version": 1}, 0)
-    with pytest.raises(ConnectError):
-        Sampler(source, writer, clock=clock, duration=10).run(server_info())
-    writer.close()
-    end = read_recording(path).events[-1]
+    rec = _run_until(ConnectError, tmp_path, ScriptedSource(clock, script), clock)
+    end = rec.events[-1]
     assert end["kind"] == "end" and end["reason"] == "error" and "not authorized" in end["error"]
     assert end["samples"] == 4

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ from ftdc_writer import SimServer, write_ftdc
 pytest.importorskip("mockupdb")
 
 from conftest import load_status
+from test_record_wire import ckptdiag
 from wire import advancing, replay
 
 SECRETS = ("hunter2LDAP", "hunter3LDAP", "s3cretK3yWT", "k3yidWT", "kmipP4ss", "Pa55URI", "Pa55FLAG")
@@ -46,19 +44,6 @@ CMDLINE: dict[str, Any] = {
         },
     },
 }
-
-
-def ckptdiag(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
-    return subprocess.run(
-        [sys.executable, "-m", "ckptdiag", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def _clean(label: str, text: str) -> None:

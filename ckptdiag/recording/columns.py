@@ -20,16 +20,28 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     """
     import numpy as np
 
-    from ckptdiag.sources.diskstats import _FIELD_NAMES
-
-    n = len(samples)
-    store = _Columns(n)
-    columns, column = store.data, store.column
+    store = _Columns(len(samples))
+    columns = store.data
     for name in _BASE:
         columns[name] = _floats([s.get(name, 0 if name == "skipped" else None) for s in samples])
     columns["wt_missing"] = np.array([bool(s.get("wt_missing", False)) for s in samples])
+    try:
+        _fill(samples, store)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+        # a sample whose parts are not the shapes the writer gives them: again, those parts
+        # dropped (checked only here, so that well-formed recordings pay nothing for it)
+        store.data = columns = {k: columns[k] for k in (*_BASE, "wt_missing")}
+        _fill([_tidy(s) for s in samples], store)
+    return store.data
 
-    samples = [_tidy(s) for s in samples]
+
+def _fill(samples: list[dict[str, Any]], store: _Columns) -> None:
+    """The metric, disk and histogram columns of ``samples`` into ``store``, a run of
+    same-shaped samples at a time."""
+    from ckptdiag.sources.diskstats import _FIELD_NAMES
+
+    n = len(samples)
+    column = store.column
 
     def shape(s: dict[str, Any]) -> tuple[Any, ...]:
         disk = s.get("disk")
@@ -61,7 +73,6 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
             for j, micros in enumerate(bounds):
                 column(f"hist.{kind}.{micros}")[start:end] = block[:, j]
         start = end
-    return columns
 
 
 def _tidy(sample: dict[str, Any]) -> dict[str, Any]:
