@@ -1,0 +1,220 @@
+"""What a mongod log tells about checkpoints: slow operations (shapes and waits, never values),
+checkpoint messages, the WiredTiger open config, restarts. Both formats, typed results.
+
+Privacy by construction: a slow operation keeps its command name, namespace, plan summary (index
+key patterns, no values), duration and waits; the command document, filter and documents are
+never read into a result. The open config has its secrets redacted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ckptdiag.redact import redact_assignments
+from ckptdiag.sources.mongodlog import LogLine
+
+# JSON message ids (stable across 4.4-8.x): mongod's logv2 ids
+SLOW_QUERY = 51803
+WT_MESSAGE = 22430
+OPENING_WT = 22315
+STARTING = 4615611
+
+
+@dataclass(frozen=True)
+class Waits:
+    """What a slow operation waited on, in ms (None: the line does not say)."""
+
+    locks_ms: float | None = None  # acquiring locks (every resource, every mode)
+    storage_ms: float | None = None  # the storage engine: cache, disk (storage.timeWaitingMicros)
+    write_concern_ms: float | None = None
+    flow_control_ms: float | None = None
+    queued_ms: float | None = None  # admission (tickets) queues, 7.0+ "queues"
+
+
+@dataclass(frozen=True)
+class SlowOp:
+    """A slow operation: when it was logged (its end), what it was, how long it took."""
+
+    t: float
+    kind: str  # command, insert, update, remove, query, getmore
+    command: str  # insert, find, update, aggregate, ... (the command's name only)
+    ns: str
+    duration_ms: float
+    plan: str | None
+    waits: Waits
+
+
+@dataclass(frozen=True)
+class CheckpointMessage:
+    """A log line about a checkpoint: ``progress`` (4.4+: running for N s so far), ``saving``
+    (4.4+: the checkpoint saves its snapshot, near its end), ``took`` (3.x-4.2: N s in all)."""
+
+    t: float
+    kind: str
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class EngineOpen:
+    """The WiredTiger open config mongod logged at startup (secrets redacted)."""
+
+    t: float
+    config: str
+
+
+@dataclass(frozen=True)
+class LogEvents:
+    """Everything the log gives ckptdiag, in time order."""
+
+    slow_ops: tuple[SlowOp, ...] = ()
+    checkpoints: tuple[CheckpointMessage, ...] = ()
+    engine_opens: tuple[EngineOpen, ...] = ()
+    starts: tuple[float, ...] = ()  # times mongod started
+    cache_pressure: tuple[tuple[float, str], ...] = field(default_factory=tuple)  # (t, message)
+
+
+_LEGACY_SLOW = re.compile(r"^(command|insert|update|remove|query|getmore)\s+(\S+)\s+(.*?)(\d+)ms\s*$")
+_LEGACY_COMMAND = re.compile(r"command:\s+(\w+)")
+_LEGACY_PLAN = re.compile(r"planSummary:\s+(\w+(?:\s+\{[^}]*\})?(?:,\s*\w+(?:\s+\{[^}]*\})?)*)")
+_LEGACY_LOCK_WAIT = re.compile(r"timeAcquiringMicros:\s*\{([^}]*)\}")
+_LEGACY_STORAGE_WAIT = re.compile(r"timeWaitingMicros:\s*(\d+)")
+_CKPT_RUNNING = re.compile(r"Checkpoint has been running for (\d+(?:\.\d+)?) seconds")
+_CKPT_TOOK = re.compile(r"Checkpoint took (\d+(?:\.\d+)?) seconds")
+_PRESSURE = re.compile(
+    r"cache (?:is )?(?:full|stuck)|eviction (?:server|worker).*(?:stuck|unable)|application thread.*evict", re.I
+)
+
+
+def extract(lines: Iterable[LogLine]) -> LogEvents:
+    """The log's slow operations, checkpoint messages, open configs, starts and cache-pressure
+    messages (lines in time order give results in time order)."""
+    slow: list[SlowOp] = []
+    checkpoints: list[CheckpointMessage] = []
+    opens: list[EngineOpen] = []
+    starts: list[float] = []
+    pressure: list[tuple[float, str]] = []
+    for line in lines:
+        op = _slow_json(line) if line.msg_id == SLOW_QUERY else _slow_legacy(line) if line.msg_id is None else None
+        if op is not None:
+            slow.append(op)
+            continue
+        text = _wt_text(line)
+        ckpt = _checkpoint(line.t, text)
+        if ckpt is not None:
+            checkpoints.append(ckpt)
+        elif line.msg_id == OPENING_WT and isinstance(line.attr.get("config"), str):
+            opens.append(EngineOpen(line.t, redact_assignments(line.attr["config"])))
+        elif line.msg_id is None and line.msg.startswith("wiredtiger_open config: "):
+            opens.append(EngineOpen(line.t, redact_assignments(line.msg.split(": ", 1)[1].strip())))
+        elif line.msg_id == STARTING or (line.msg_id is None and line.msg.startswith("MongoDB starting")):
+            starts.append(line.t)
+        elif _PRESSURE.search(text):
+            pressure.append((line.t, text[:200]))
+    return LogEvents(tuple(slow), tuple(checkpoints), tuple(opens), tuple(starts), tuple(pressure))
+
+
+def _wt_text(line: LogLine) -> str:
+    """The text of a line, a WiredTiger message's own text where it is one (a string, or 7.x+'s
+    structured message)."""
+    if line.msg_id == WT_MESSAGE:
+        message = line.attr.get("message")
+        if isinstance(message, str):
+            return message
+        if isinstance(message, Mapping):
+            return f"[{message.get('category', '')}] {message.get('msg', '')}"
+    return line.msg
+
+
+def _checkpoint(t: float, text: str) -> CheckpointMessage | None:
+    if "CHECKPOINT_PROGRESS" in text:
+        running = _CKPT_RUNNING.search(text)
+        if running:
+            return CheckpointMessage(t, "progress", float(running.group(1)))
+        if "saving checkpoint snapshot" in text:
+            return CheckpointMessage(t, "saving", None)
+        return None
+    took = _CKPT_TOOK.search(text)
+    return CheckpointMessage(t, "took", float(took.group(1))) if took else None
+
+
+def _micros_sum(value: Any) -> float:
+    """The sum of every ``timeAcquiringMicros``-like number under ``value`` (by lock mode)."""
+    if isinstance(value, Mapping):
+        return sum(_micros_sum(v) for v in value.values())
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _slow_json(line: LogLine) -> SlowOp | None:
+    a = line.attr
+    duration = a.get("durationMillis")
+    if not isinstance(duration, int | float):
+        return None
+    command = a.get("command")
+    name = next(iter(command), "") if isinstance(command, Mapping) and command else str(a.get("type", ""))
+    locks = a.get("locks")
+    lock_us = (
+        sum(_micros_sum(v.get("timeAcquiringMicros")) for v in locks.values() if isinstance(v, Mapping))
+        if isinstance(locks, Mapping)
+        else None
+    )
+    storage = a.get("storage")
+    storage_us = None
+    if isinstance(storage, Mapping):
+        data = storage.get("data")
+        inner = data if isinstance(data, Mapping) else storage
+        storage_us = _micros_sum(inner.get("timeWaitingMicros"))
+    flow = a.get("flowControl")
+    queues = a.get("queues")
+    plan = a.get("planSummary")
+    return SlowOp(
+        line.t,
+        str(a.get("type", "command")),
+        str(name),
+        str(a.get("ns", "")),
+        float(duration),
+        plan if isinstance(plan, str) else None,
+        Waits(
+            locks_ms=lock_us / 1000 if lock_us is not None else None,
+            storage_ms=storage_us / 1000 if storage_us is not None else None,
+            write_concern_ms=_number(a.get("waitForWriteConcernDurationMillis")),
+            flow_control_ms=_micros_sum(flow.get("timeAcquiringMicros")) / 1000 if isinstance(flow, Mapping) else None,
+            queued_ms=_queued_ms(queues),
+        ),
+    )
+
+
+def _queued_ms(queues: Any) -> float | None:
+    if not isinstance(queues, Mapping):
+        return None
+    return sum(_micros_sum(q.get("totalTimeQueuedMicros")) for q in queues.values() if isinstance(q, Mapping)) / 1000
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _slow_legacy(line: LogLine) -> SlowOp | None:
+    match = _LEGACY_SLOW.match(line.msg)
+    if match is None:
+        return None
+    kind, ns, body, ms = match.groups()
+    command = _LEGACY_COMMAND.search(body)
+    plan = _LEGACY_PLAN.search(body)
+    locks = _LEGACY_LOCK_WAIT.findall(body)
+    lock_us = sum(float(n) for group in locks for n in re.findall(r":\s*(\d+)", group)) if locks else None
+    storage = _LEGACY_STORAGE_WAIT.search(body)
+    return SlowOp(
+        line.t,
+        kind,
+        command.group(1) if command else kind,
+        ns,
+        float(ms),
+        plan.group(1) if plan else None,
+        Waits(
+            locks_ms=lock_us / 1000 if lock_us is not None else None,
+            storage_ms=float(storage.group(1)) / 1000 if storage else None,
+        ),
+    )
