@@ -323,6 +323,9 @@ def _cache(facts: ServerFacts, observed_bytes: float | None) -> Setting:
         return Setting(observed_bytes, SOURCE_SERVER_STATUS)
     if cache_gb:
         return Setting(cache_gb * 2**30, "getCmdLineOpts cacheSizeGB")
+    logged = parse_config(facts.open_config or "").get("cache_size")
+    if isinstance(logged, str) and _size(logged):
+        return Setting(_size(logged), facts.open_config_source or "log")
     return Setting(None, "unknown", inferred=True)
 
 
@@ -351,8 +354,12 @@ def resolve(facts: ServerFacts, observed_cache_bytes: float | None = None) -> En
         (_mapping(storage.get("journal")).get("commitIntervalMs"), "getCmdLineOpts storage.journal.commitIntervalMs"),
     )
     cache = _cache(facts, observed_cache_bytes)
+    # what WiredTiger was opened with (the log), then what the DBA declared, then runtime changes
+    logged = (facts.open_config or "", facts.open_config_source or "log")
     layers = [
-        (text, source) for text, source in ((config_string, SOURCE_CONFIG_STRING), (runtime, SOURCE_RUNTIME)) if text
+        (text, source)
+        for text, source in (logged, (config_string, SOURCE_CONFIG_STRING), (runtime, SOURCE_RUNTIME))
+        if text
     ]
     eviction = _eviction(layers, cache.value)
     return EngineSettings(

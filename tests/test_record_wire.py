@@ -444,3 +444,31 @@ def test_no_space_at_all_leaves_no_file_behind(tmp_path: Path) -> None:
             "record", "--uri", "mongodb://127.0.0.1:1", "--timeout", "0.3", "--overwrite", "-o", "/dev/full"
         )
         assert proc.returncode == 1 and os.path.exists("/dev/full")
+
+
+def test_diagnose_reads_mongods_log_beside_its_recording(tmp_path: Path) -> None:
+    import datetime as dt
+
+    base = load_status(VERSIONS[1])
+    log = tmp_path / "mongod.log"
+    soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=2)
+    line = {"t": {"$date": soon.isoformat(timespec="milliseconds")}, "s": "I", "c": "COMMAND", "id": 51803,
+            "ctx": "conn1", "msg": "Slow query", "attr": {"type": "command", "ns": "a.b", "command": {"insert": "b"},
+            "durationMillis": 250}}  # fmt: skip
+    log.write_text(json.dumps(line) + "\n")
+    with replay(base, status=_moving(base)) as server:
+        bad = ckptdiag("diagnose", "--uri", server.uri, "-d", "3", "--log", str(_not_a_log(tmp_path)))
+        calls = server.calls
+        proc = ckptdiag(
+            "diagnose", "--uri", server.uri, "-d", "4", "--log", str(log), "-f", "json", "--fail-on", "never"
+        )
+    assert bad.returncode == 2 and calls == 0  # refused before any sampling
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)["log"]
+    assert doc["files"] == [str(log)] and doc["slow_ops"] == 1, doc  # in the recording's window
+
+
+def _not_a_log(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.txt"
+    path.write_text("remember to check the checkpoints\n")
+    return path

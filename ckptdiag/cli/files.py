@@ -56,14 +56,17 @@ def report(
     """Diagnose recordings or MongoDB's own FTDC files (diagnostic.data): every checkpoint, its
     cost, eviction pressure, and a verdict.
 
-    PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files. The exit
-    status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on), for cron.
+    PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files; mongod's
+    log (a file, .gz, or the directory of it and its rotations) may go beside them: its slow
+    operations are set against the checkpoints. The exit status is the verdict's (0 ok, 3 warn,
+    4 critical; see --fail-on), for cron.
 
     \b
     Example:
         ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-22T02:00Z --until 2026-11-22T03:00Z
         ckptdiag report db1.jsonl.gz -f json | jq .verdict
         ckptdiag report /var/lib/mongodb/diagnostic.data --since 2026-11-21T00:00Z -o nightly.html
+        ckptdiag report /var/lib/mongodb/diagnostic.data /var/log/mongodb/ -o incident.md
     """
     from ckptdiag.workflows.report import ReportRequest, run_report
 

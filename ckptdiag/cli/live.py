@@ -114,6 +114,15 @@ def record(
     default=None,
     help="Keep the recording in this file (never overwritten).",
 )
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    metavar="PATH",
+    help="mongod's log (a file, .gz, or its directory with rotations): its slow operations are set "
+    "against the checkpoints, its WiredTiger open config joins the settings. Repeatable.",
+)
 @report_options
 @click.pass_context
 def diagnose(
@@ -124,6 +133,7 @@ def diagnose(
     devices: tuple[str, ...],
     source: str,
     save: Path | None,
+    logs: tuple[Path, ...],
     fmt: str,
     output: Path | None,
     fail_on: str,
@@ -134,12 +144,14 @@ def diagnose(
 
     Takes the connection options and --interval, --device and --source of 'record' (the recording
     goes to a temporary file unless --save keeps it), and --format, --output and --fail-on of
-    'report'. The exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on).
+    'report'; --log adds mongod's log, whose slow operations are set against the checkpoints. The
+    exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on).
 
     \b
     Example:
         ckptdiag diagnose --uri mongodb://monitor@db1:27017/?authSource=admin
         ckptdiag diagnose -d 15m --save db1.jsonl.gz -o db1.md --fail-on warn
+        ckptdiag diagnose -d 10m --log /var/log/mongodb/mongod.log
     """
     from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
 
@@ -156,6 +168,6 @@ def diagnose(
         live=sys.stderr.isatty() and sys.stdout.isatty(),
         source=source,
     )
-    request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on)
+    request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on, logs)
     result, status = run_diagnose(request, stop_signals, err)
     ctx.exit(ExitStatus.INTERRUPTED if result.stopped_by == "interrupted" else status)

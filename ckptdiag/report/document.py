@@ -18,6 +18,7 @@ from ckptdiag.advice.recommendation import Advice
 from ckptdiag.analysis.results import Diagnosis, Episode, OtherStall
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
+from ckptdiag.report.logsection import LogSection
 
 SCHEMA_VERSION = 3
 FORMATS = ("table", "json", "md", "html")
@@ -50,6 +51,7 @@ class Report:
     dx: Diagnosis
     source: ReportSource
     advice: Advice | None = None
+    log: LogSection | None = None  # what mongod's log added, when one was given
 
 
 def iso(ts: float | None) -> str | None:
@@ -241,6 +243,7 @@ def to_document(r: Report) -> dict[str, Any]:
             "count": len(dx.other_stalls),
             "listed": [_other_stall_json(o) for o in dx.other_stalls[:OTHER_STALLS_LISTED]],
         },
+        "log": clean(r.log.to_json()) if r.log else None,
         "advice": clean(advice.to_json()) if advice else None,
         "recommendations": [clean(x.to_json()) for x in advice.recommendations] if advice else [],
     }

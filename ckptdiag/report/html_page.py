@@ -16,7 +16,7 @@ from ckptdiag.report.markdown import render_markdown
 HTML_EXTRA_HINT = "pip install 'ckptdiag[html]'"
 
 
-def _charts_svg(dx: Diagnosis) -> str | None:
+def _charts_svg(dx: Diagnosis, slow: tuple[tuple[float, float], ...] = ()) -> str | None:
     try:
         import matplotlib  # type: ignore[import-not-found,unused-ignore]
 
@@ -37,10 +37,17 @@ def _charts_svg(dx: Diagnosis) -> str | None:
         )
         if tl[column].notna().any()
     ]
-    fig, axes = plt.subplots(len(series), 1, figsize=(11, 2.2 * len(series)), sharex=True, squeeze=False)
-    for ax, (label, column, color) in zip(axes[:, 0], series, strict=True):
+    rows = len(series) + (1 if slow else 0)
+    fig, axes = plt.subplots(rows, 1, figsize=(11, 2.2 * rows), sharex=True, squeeze=False)
+    for ax, (label, column, color) in zip(axes[:, 0], series, strict=False):
         ax.plot(times, tl[column], color=color, linewidth=0.9)
         ax.set_ylabel(label)
+    if slow:  # the log's slow operations on the same timeline, one dot each at its end
+        ax = axes[-1, 0]
+        ax.scatter(pd.to_datetime([t for t, _ in slow], unit="s", utc=True), [ms for _, ms in slow], s=4, color="black")
+        ax.set_ylabel("slow ops (ms)")
+        ax.set_yscale("log")
+    for ax in axes[:, 0]:
         ax.grid(alpha=0.3)
         for e in dx.episodes:
             end = e.end if e.end is not None else dx.end
@@ -123,17 +130,22 @@ _CSS = (
 def render_html(r: Report) -> str:
     """A self-contained HTML page: verdict, charts (with the plotting extra), tables."""
     dx = r.dx
-    body = markdown_body(render_markdown(r), dx.severity)
-    svg = _charts_svg(dx)
+    svg = _charts_svg(dx, r.log.points if r.log is not None else ())
     charts = (
         f'<div class="charts">{svg}</div>'
         if svg
         else f'<p class="hint">Charts need the plotting extra: <code>{html.escape(HTML_EXTRA_HINT)}</code></p>'
     )
-    # the charts go right after the summary paragraph
-    at = next((i for i, part in enumerate(body) if part.startswith("<p><strong>")), 0) + 1
-    body.insert(at, charts)
+    return page(render_markdown(r), dx.severity, charts)
+
+
+def page(markdown: str, severity: str, charts: str | None = None) -> str:
+    """A self-contained HTML page of a Markdown report, ``charts`` right after its summary."""
+    body = markdown_body(markdown, severity)
+    if charts:
+        at = next((i for i, part in enumerate(body) if part.startswith("<p><strong>")), 0) + 1
+        body.insert(at, charts)
     return (
-        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>ckptdiag: {dx.severity}</title>'
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>ckptdiag: {severity}</title>'
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )

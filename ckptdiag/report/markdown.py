@@ -35,6 +35,11 @@ def render_markdown(r: Report, limit: int = 50) -> str:
         out += ["## Checkpoints", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         out += ["| " + " | ".join(r) + " |" for r in rows]
         out.append("")
+    if r.log is not None:
+        out += ["## mongod log: slow operations and checkpoints", ""] + [
+            f"- {line}" for line in r.log.lines_for_report()
+        ]
+        out.append("")
     out += [
         "## Baseline and cache",
         "",

@@ -157,6 +157,8 @@ def render_table(r: Report, limit: int = 25) -> RenderableType:
         f"waited {ev.app_wait_s:,.1f} s"
     )
     parts: list[RenderableType] = [head, verdict, findings, timeline_text(dx), episodes, base]
+    if r.log is not None:
+        parts.append(Text("mongod log:\n" + "\n".join(f"  {line}" for line in r.log.lines_for_report())))
     notes = list(dx.evidence)
     if source.kind == "ftdc":
         notes.append(FTDC_DISKS_NOTE)

@@ -9,12 +9,16 @@ never read into a result. The open config has its secrets redacted.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ckptdiag.redact import redact_assignments
-from ckptdiag.sources.mongodlog import LogLine
+from ckptdiag.sources.mongodlog import LogLine, LogReport, Wanted, read_log
 
 # JSON message ids (stable across 4.4-8.x): mongod's logv2 ids
 SLOW_QUERY = 51803
@@ -65,11 +69,95 @@ class EngineOpen:
     config: str
 
 
+WAIT_KINDS = ("locks", "storage", "write concern", "flow control", "queued")
+
+
+@dataclass(frozen=True)
+class SlowOps:
+    """Slow operations as columns (a day of a busy log holds millions: ~50 bytes each here, not
+    an object each). Names (command, namespace, plan) are codes into ``names``."""
+
+    t: np.ndarray  # float64, when each was logged (its end)
+    duration_ms: np.ndarray  # float32
+    waits_ms: np.ndarray  # float32 (n, len(WAIT_KINDS)); NaN where the line does not say
+    kind: np.ndarray  # int32 codes into names
+    command: np.ndarray
+    ns: np.ndarray
+    plan: np.ndarray  # -1: no plan summary
+    names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+    def __getitem__(self, i: int) -> SlowOp:
+        """The ``i``-th operation as a :class:`SlowOp`."""
+        w = [None if np.isnan(v) else float(v) for v in self.waits_ms[i]]
+        plan = int(self.plan[i])
+        return SlowOp(
+            float(self.t[i]),
+            self.names[int(self.kind[i])],
+            self.names[int(self.command[i])],
+            self.names[int(self.ns[i])],
+            float(self.duration_ms[i]),
+            self.names[plan] if plan >= 0 else None,
+            Waits(*w),
+        )
+
+
+class _SlowOpsBuilder:
+    """Slow operations appended one at a time into compact arrays, names interned."""
+
+    def __init__(self) -> None:
+        self.t = array("d")
+        self.duration = array("f")
+        self.waits = array("f")
+        self.codes: dict[str, array[int]] = {k: array("i") for k in ("kind", "command", "ns", "plan")}
+        self.index: dict[str, int] = {}
+
+    def code(self, name: str | None) -> int:
+        if name is None:
+            return -1
+        found = self.index.get(name)
+        if found is None:
+            found = self.index[name] = len(self.index)
+        return found
+
+    def add(self, op: SlowOp) -> None:
+        self.t.append(op.t)
+        self.duration.append(op.duration_ms)
+        w = op.waits
+        for v in (w.locks_ms, w.storage_ms, w.write_concern_ms, w.flow_control_ms, w.queued_ms):
+            self.waits.append(float("nan") if v is None else v)
+        for key, name in (("kind", op.kind), ("command", op.command), ("ns", op.ns), ("plan", op.plan)):
+            self.codes[key].append(self.code(name))
+
+    def build(self) -> SlowOps:
+        def ints(key: str) -> np.ndarray:
+            return np.frombuffer(self.codes[key], dtype=np.int32).copy() if self.codes[key] else np.zeros(0, np.int32)
+
+        t = np.frombuffer(self.t, dtype=np.float64).copy() if self.t else np.zeros(0)
+        duration = np.frombuffer(self.duration, dtype=np.float32).copy() if self.duration else np.zeros(0, np.float32)
+        waits = np.frombuffer(self.waits, dtype=np.float32).copy() if self.waits else np.zeros(0, np.float32)
+        return SlowOps(
+            t,
+            duration,
+            waits.reshape(-1, len(WAIT_KINDS)),
+            ints("kind"),
+            ints("command"),
+            ints("ns"),
+            ints("plan"),
+            tuple(self.index),
+        )
+
+
+NO_SLOW_OPS = _SlowOpsBuilder().build()
+
+
 @dataclass(frozen=True)
 class LogEvents:
     """Everything the log gives ckptdiag, in time order."""
 
-    slow_ops: tuple[SlowOp, ...] = ()
+    slow_ops: SlowOps = NO_SLOW_OPS
     checkpoints: tuple[CheckpointMessage, ...] = ()
     engine_opens: tuple[EngineOpen, ...] = ()
     starts: tuple[float, ...] = ()  # times mongod started
@@ -88,32 +176,62 @@ _PRESSURE = re.compile(
 )
 
 
-def extract(lines: Iterable[LogLine]) -> LogEvents:
+# the lines extract() can use: JSON lines by their message id (spaces allowed, as in a log
+# re-serialised by another tool), text lines by their words
+WANTED = Wanted(
+    json=(re.compile(rb'"id":\s*(?:%d|%d|%d|%d)\b' % (SLOW_QUERY, WT_MESSAGE, OPENING_WT, STARTING)),),
+    text=tuple(
+        re.compile(p)
+        for p in (rb"\dms\r?\n", rb"Checkpoint", rb"wiredtiger_open config", rb"MongoDB starting", rb"evict")
+    ),
+)
+
+
+def scan_logs(
+    paths: Iterable[Path], report: LogReport | None = None, since: float | None = None, until: float | None = None
+) -> LogEvents:
+    """The events of mongod logs (files, gzip, directories of rotated logs) inside a window of
+    UTC seconds, read in one streamed pass."""
+    return extract(read_log(paths, report, wanted=WANTED), since, until)
+
+
+def extract(lines: Iterable[LogLine], since: float | None = None, until: float | None = None) -> LogEvents:
     """The log's slow operations, checkpoint messages, open configs, starts and cache-pressure
-    messages (lines in time order give results in time order)."""
-    slow: list[SlowOp] = []
+    messages inside the window (lines in time order give results in time order). Open configs
+    are kept from before the window too: the settings in force were set at the last start."""
+    slow = _SlowOpsBuilder()
     checkpoints: list[CheckpointMessage] = []
     opens: list[EngineOpen] = []
     starts: list[float] = []
     pressure: list[tuple[float, str]] = []
     for line in lines:
+        if until is not None and line.t > until:
+            continue
+        if line.msg_id == OPENING_WT or (line.msg_id is None and line.msg.startswith("wiredtiger_open config: ")):
+            opens.append(_engine_open(line))
+            continue
+        if since is not None and line.t < since:
+            continue
         op = _slow_json(line) if line.msg_id == SLOW_QUERY else _slow_legacy(line) if line.msg_id is None else None
         if op is not None:
-            slow.append(op)
+            slow.add(op)
             continue
         text = _wt_text(line)
         ckpt = _checkpoint(line.t, text)
         if ckpt is not None:
             checkpoints.append(ckpt)
-        elif line.msg_id == OPENING_WT and isinstance(line.attr.get("config"), str):
-            opens.append(EngineOpen(line.t, redact_assignments(line.attr["config"])))
-        elif line.msg_id is None and line.msg.startswith("wiredtiger_open config: "):
-            opens.append(EngineOpen(line.t, redact_assignments(line.msg.split(": ", 1)[1].strip())))
         elif line.msg_id == STARTING or (line.msg_id is None and line.msg.startswith("MongoDB starting")):
             starts.append(line.t)
         elif _PRESSURE.search(text):
             pressure.append((line.t, text[:200]))
-    return LogEvents(tuple(slow), tuple(checkpoints), tuple(opens), tuple(starts), tuple(pressure))
+    return LogEvents(
+        slow.build(), tuple(checkpoints), tuple(o for o in opens if o.config), tuple(starts), tuple(pressure)
+    )
+
+
+def _engine_open(line: LogLine) -> EngineOpen:
+    config = line.attr.get("config") if line.msg_id == OPENING_WT else line.msg.split(": ", 1)[1]
+    return EngineOpen(line.t, redact_assignments(config.strip()) if isinstance(config, str) else "")
 
 
 def _wt_text(line: LogLine) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -22,7 +21,14 @@ from typing import IO, Any, cast
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import check_readable
 
+try:  # orjson parses a slow-query line several times faster than json
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - orjson is a dependency; json is the same, slower
+    from json import loads as _loads  # type: ignore[assignment]
+
 MAX_LINE = 4 << 20  # a slow-query line can be long (a big $in); longer than this is not a log line
+BLOCK = 8 << 20  # read a block at a time and split it: several times faster than line by line
+GZ_BLOCK = 1 << 20
 
 # legacy text: 2018-12-01T19:37:46.767-0500 I COMMAND  [conn3] message ...
 _LEGACY = re.compile(
@@ -50,6 +56,7 @@ class LogReport:
 
     files: list[str] = field(default_factory=list)
     lines: int = 0
+    skipped: int = 0  # lines the caller's filter passed over unparsed (most of a log)
     unparsed: int = 0  # neither JSON nor legacy text (binary, another program's lines)
     too_long: int = 0
     damaged: list[str] = field(default_factory=list)  # a gzip file cut short or damaged: read up to there
@@ -77,16 +84,130 @@ def _rotation_key(path: Path) -> tuple[int, str]:
     return (0, match.group(1)) if match else (1, path.name)
 
 
-def read_log(paths: Iterable[Path], report: LogReport | None = None) -> Iterator[LogLine]:
-    """Every line of the logs, file by file (in :func:`log_files` order), as :class:`LogLine`."""
+@dataclass(frozen=True)
+class Wanted:
+    """The lines to parse: those one of the patterns of their format finds. Literal patterns, each
+    scanned on its own (1-2 GB/s), not one alternation (which tries every byte: 50 MB/s)."""
+
+    json: tuple[re.Pattern[bytes], ...]
+    text: tuple[re.Pattern[bytes], ...]
+
+
+def read_log(paths: Iterable[Path], report: LogReport | None = None, wanted: Wanted | None = None) -> Iterator[LogLine]:
+    """Every line of the logs, file by file (in :func:`log_files` order), as :class:`LogLine`;
+    with ``wanted``, only the lines the pattern finds are parsed, the others counted (as skipped,
+    or as unparsed when they do not even start like a log line) at the speed of one scan of the
+    block, whichever format each line is in."""
     report = report if report is not None else LogReport()
     for path in log_files(paths):
         report.files.append(str(path))
         with _open(path) as fh:
             try:
-                yield from _lines(fh, report)
+                for body in _blocks(fh, report):
+                    if wanted is None:
+                        yield from _every_line(body, report)
+                    else:
+                        yield from _found_lines(body, wanted, report)
             except (EOFError, OSError, zlib.error) as exc:  # gzip cut short or damaged
                 report.damaged.append(f"{path}: {exc} (read up to there)")
+
+
+def _every_line(body: bytes, report: LogReport) -> Iterator[LogLine]:
+    for raw in body.split(b"\n")[:-1]:
+        report.lines += 1
+        line = parse_line(raw)
+        if line is not None:
+            yield line
+        elif raw.strip():
+            report.unparsed += 1
+
+
+_ODD_START = re.compile(rb"(?m)^[^{0-9\n\r\t ]")  # a line neither format can start with
+
+
+def _found_lines(body: bytes, wanted: Wanted, report: LogReport) -> Iterator[LogLine]:
+    """The lines of ``body`` that the patterns of the formats it holds find, parsed; the rest
+    counted. A block is one format but for a mixed file: its JSON lines start with "{", its text
+    lines with the year."""
+    total = body.count(b"\n")
+    # how many lines start like each format (counted at memory speed): a pure JSON block, the
+    # usual case, needs nothing more
+    json_lines = body.count(b"\n{") + body.startswith(b"{")
+    text_lines = 0 if json_lines == total else body.count(b"\n1") + body.count(b"\n2") + body[:1].isdigit()
+    odd = len(_ODD_START.findall(body)) if json_lines + text_lines < total else 0
+    patterns: tuple[re.Pattern[bytes], ...] = (wanted.json if json_lines else ()) + (wanted.text if text_lines else ())
+    hits = sorted({m.start() for pattern in patterns for m in pattern.finditer(body)})
+    parsed = 0
+    end = -1
+    for at in hits:
+        if at <= end:
+            continue  # a second hit on a line already taken
+        start = body.rfind(b"\n", 0, at) + 1
+        end = body.find(b"\n", at)
+        if _ODD_START.match(body, start):
+            continue  # counted among the odd starts already: neither format
+        parsed += 1
+        line = parse_line(body[start:end])
+        if line is not None:
+            yield line
+        else:
+            parsed -= 1
+            odd += 1  # found, but not a log line after all
+    report.lines += total
+    report.unparsed += odd
+    report.skipped += total - parsed - odd
+
+
+def _blocks(fh: IO[bytes], report: LogReport) -> Iterator[bytes]:
+    """The file a block of whole lines at a time, each block ending with a newline; a line over
+    :data:`MAX_LINE` is counted in ``report.too_long`` and dropped without ever being held whole."""
+    rest = b""
+    skipping = False  # inside a line already found too long: its tail is dropped too
+    while True:
+        # gzip: read1 gives what one inflate step made, so a cut stream loses nothing before the cut
+        chunk = fh.read1(GZ_BLOCK) if isinstance(fh, gzip.GzipFile) else fh.read(BLOCK)
+        if not chunk:
+            if rest and not skipping:
+                yield from _short_lines(rest + b"\n", report)
+            return
+        data = rest + chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            if len(rest) > MAX_LINE:
+                report.too_long += 0 if skipping else 1
+                rest, skipping = b"", True
+            continue
+        body, rest = data[:cut], data[cut:]
+        if skipping:  # the tail of a line already counted as too long
+            body = body[body.find(b"\n") + 1 :]
+            skipping = False
+        if len(rest) > MAX_LINE:
+            report.too_long += 1
+            rest, skipping = b"", True
+        if body:
+            yield from _short_lines(body, report)
+
+
+def _longest_line(body: bytes) -> int:
+    """The length of the longest line of ``body`` (newline positions found vectorised: a regular
+    expression for "a line this long" retries at every byte of every line)."""
+    import numpy as np
+
+    ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 10)
+    if not ends.size:
+        return len(body)
+    return int(max(ends[0], np.diff(ends).max(initial=0), len(body) - 1 - ends[-1]))
+
+
+def _short_lines(body: bytes, report: LogReport) -> Iterator[bytes]:
+    """``body`` without its lines over :data:`MAX_LINE` (counted)."""
+    if len(body) <= MAX_LINE or _longest_line(body) <= MAX_LINE:
+        yield body
+        return
+    kept = [line for line in body.split(b"\n")[:-1] if len(line) <= MAX_LINE]
+    report.too_long += body.count(b"\n") - len(kept)
+    yield b"\n".join(kept) + b"\n" if kept else b""
 
 
 def _open(path: Path) -> IO[bytes]:
@@ -95,25 +216,6 @@ def _open(path: Path) -> IO[bytes]:
     if gz:
         return cast("IO[bytes]", gzip.open(path, "rb"))
     return open(path, "rb")
-
-
-def _lines(fh: IO[bytes], report: LogReport) -> Iterator[LogLine]:
-    while True:
-        raw = fh.readline(MAX_LINE + 1)
-        if not raw:
-            return
-        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-            report.too_long += 1
-            while raw and not raw.endswith(b"\n"):  # skip the rest of it, a bounded piece at a time
-                raw = fh.readline(MAX_LINE)
-            continue
-        report.lines += 1
-        line = parse_line(raw)
-        if line is None:
-            if raw.strip():
-                report.unparsed += 1
-            continue
-        yield line
 
 
 def parse_line(raw: bytes) -> LogLine | None:
@@ -133,7 +235,7 @@ def parse_line(raw: bytes) -> LogLine | None:
 
 def _json_line(raw: bytes) -> LogLine | None:
     try:
-        obj = json.loads(raw)
+        obj = _loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(obj, dict):
@@ -171,13 +273,16 @@ def parse_time(text: str) -> float | None:
     >>> parse_time("2018-12-01T19:37:46.767-0500"), parse_time("2021-12-11T06:18:10.106+07:00")
     (1543711066.767, 1639178290.106)
     """
-    text = text.strip()
-    if len(text) > 5 and text[-5] in "+-" and text[-4:].isdigit() and text[-3] != ":":
-        text = f"{text[:-2]}:{text[-2:]}"  # -0500 -> -05:00 (fromisoformat of 3.10 needs the colon)
-    try:
-        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:  # the usual "+07:00" form: straight through (a few hundred ns)
+        when = dt.datetime.fromisoformat(text)
     except ValueError:
-        return None
+        text = text.strip().replace("Z", "+00:00")
+        if len(text) > 5 and text[-5] in "+-" and text[-4:].isdigit() and text[-3] != ":":
+            text = f"{text[:-2]}:{text[-2:]}"  # -0500 -> -05:00 (fromisoformat of 3.10 needs the colon)
+        try:
+            when = dt.datetime.fromisoformat(text)
+        except ValueError:
+            return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
     return when.timestamp()

@@ -174,6 +174,7 @@ class DiagnoseRequest:
     fmt: str
     output: Path | None
     fail_on: str
+    logs: tuple[Path, ...] = ()  # mongod's logs, read beside the recording
 
 
 def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn) -> tuple[RecordResult, ExitStatus]:
@@ -182,6 +183,9 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
     Stopped early (Ctrl-C), it still reports on what it recorded."""
     import tempfile
 
+    from ckptdiag.workflows.logs import check_logs
+
+    check_logs(request.logs)  # before minutes of recording, not after
     with tempfile.TemporaryDirectory(prefix="ckptdiag-diagnose-") as tmp:
         path = request.record.output or Path(tmp) / "diagnose.jsonl.gz"
         result = run_record(replace(request.record, output=path), stop_signals, warn)
@@ -191,10 +195,10 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
             raise InputError(
                 f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
             )
-        report = diagnose_window((path,), None, None)
+        report = diagnose_window((path, *request.logs), None, None)
         if request.record.output is None:
             report = replace(
                 report, source=replace(report.source, path="live recording (not kept: --save FILE keeps it)")
             )
-        write_report(report, request.fmt, request.output, protect=(path,))
+        write_report(report, request.fmt, request.output, protect=(path, *request.logs))
     return result, exit_status(report.dx.severity, request.fail_on)

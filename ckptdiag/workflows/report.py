@@ -100,13 +100,16 @@ def _readable(paths: list[Path]) -> tuple[list[recording.Recording], list[str]]:
     return recs, skipped
 
 
-def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
-    """The inputs as (recordings, FTDC paths): a directory holding recordings and no metrics.*
-    files stands for its recordings; anything but a file or a directory is refused."""
+def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path], list[Path]]:
+    """The inputs as (recordings, FTDC paths, mongod logs): a directory holding recordings and no
+    metrics.* files stands for its recordings, one holding mongod logs for its logs; anything but
+    a file or a directory is refused."""
     from ckptdiag.inputs import check_readable
+    from ckptdiag.workflows.logs import is_log, is_log_dir
 
     recordings: list[Path] = []
     ftdc: list[Path] = []
+    logs: list[Path] = []
     for path in paths:
         check_readable(path)
         if path.is_dir():
@@ -114,13 +117,17 @@ def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
             found = [e for e in entries if not e.name.startswith("metrics.") and recording.is_recording(e)]
             if found and not any(e.name.startswith("metrics.") for e in entries):
                 recordings += found
-                continue
-            ftdc.append(path)
+            elif is_log_dir(path):
+                logs.append(path)
+            else:
+                ftdc.append(path)
         elif recording.is_recording(path):
             recordings.append(path)
+        elif is_log(path):
+            logs.append(path)
         else:
             ftdc.append(path)
-    return recordings, ftdc
+    return recordings, ftdc, logs
 
 
 def _ftdc_window(
@@ -151,28 +158,47 @@ def _ftdc_window(
 
 
 def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
-    """Diagnose recordings or FTDC in a window, and advise on the diagnosis."""
+    """Diagnose recordings or FTDC in a window, with mongod's logs where given, and advise on the
+    diagnosis."""
     from ckptdiag.advice.rules import recommend
     from ckptdiag.analysis.diagnosis import diagnose
     from ckptdiag.errors import UsageError
     from ckptdiag.report.document import Report
+    from ckptdiag.workflows import logs as mongod_logs
 
-    recordings, ftdc = _split_inputs(paths)
+    recordings, ftdc, logs = _split_inputs(paths)
     if recordings and ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
         derived, facts, gaps, restarts, source = _recordings_window(recordings, since_ms, until_ms)
     else:
-        derived, facts, gaps, restarts, source = _ftdc_window(paths, since_ms, until_ms)
+        derived, facts, gaps, restarts, source = _ftdc_window(tuple(ftdc), since_ms, until_ms)
+    if not logs:
+        dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
+        return Report(dx, source, recommend(dx))
+    events, read = mongod_logs.read_logs(logs, since_ms, until_ms)
+    facts = mongod_logs.with_open_config(facts, events)
     dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
-    return Report(dx, source, recommend(dx))
+    dx, section = mongod_logs.with_log(dx, events, read)
+    return Report(dx, source, recommend(dx), log=section)
 
 
 def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
-    """Diagnose a window of recordings or FTDC, write the report, and return the exit status its
-    verdict maps to under ``--fail-on``."""
+    """Diagnose a window of recordings or FTDC (or of mongod's log alone), write the report, and
+    return the exit status its verdict maps to under ``--fail-on``."""
+    from ckptdiag.workflows.logs import log_only_report
+
     if request.output is not None:
         check_output(request.output, request.paths)  # before the work, and again before the write
+    recordings, ftdc, logs = _split_inputs(request.paths)
+    if logs and not recordings and not ftdc:
+        from ckptdiag.report.logonly import render
+
+        log_report = log_only_report(logs, request.since_ms, request.until_ms)
+        for line in log_report.log.damaged:
+            warn(f"note: log: {line}")
+        write_text_output(render(log_report, request.fmt), request.output, request.paths)
+        return exit_status(log_report.dx.severity, request.fail_on)
     report = diagnose_window(request.paths, request.since_ms, request.until_ms)
     for line in report.source.damaged:
         warn(f"note: {line}")

@@ -1,0 +1,105 @@
+"""The report of a mongod log alone: the same verdict, log section and formats as a full report,
+with the checkpoints the log's messages give (the weaker evidence, said in its summary)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ckptdiag import __version__
+from ckptdiag.analysis.logonly import LogOnlyDiagnosis
+from ckptdiag.recording import utc_iso
+from ckptdiag.report.document import SCHEMA_VERSION, clean, iso
+from ckptdiag.report.logsection import LogSection
+
+
+@dataclass(frozen=True)
+class LogOnlyReport:
+    """A report whose only source is mongod's log."""
+
+    dx: LogOnlyDiagnosis
+    log: LogSection
+    path: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document (docs/report-json.md#log-only-reports): a full report's keys where the
+        log can fill them, ``source.kind`` ``log``."""
+        dx, c = self.dx, self.dx.correlation
+        per = dict(enumerate(c.per_checkpoint))
+        doc: dict[str, Any] = clean(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "tool": {"name": "ckptdiag", "version": __version__},
+                "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+                "source": {"kind": "log", "path": self.path, "damaged": list(self.log.damaged)},
+                "window": {"start": iso(dx.start), "end": iso(dx.end)},
+                "verdict": {
+                    "severity": dx.severity,
+                    "summary": dx.summary,
+                    "findings": [],
+                    "evidence": list(dx.evidence),
+                },
+                "checkpoints": {
+                    "count": len(dx.episodes),
+                    "period_s": dx.period_s,
+                    "episodes": [
+                        {
+                            "start": iso(e.start),
+                            "duration_s": e.duration_s,
+                            "exact_duration": e.exact_duration,
+                            "evidence": e.evidence,
+                            "slow_ops": per[i][0],
+                            "longest_slow_op_ms": per[i][1],
+                        }
+                        for i, e in enumerate(dx.episodes)
+                    ],
+                },
+                "slow_op_bursts": [{"minute": utc_iso(t), "slow_ops": n} for t, n in dx.bursts],
+                "log": self.log.to_json(),
+            }
+        )
+        return doc
+
+    def markdown(self) -> str:
+        """The Markdown report (and the HTML report's body)."""
+        dx = self.dx
+        out = [f"# ckptdiag: {dx.severity.upper()}", "", f"**{dx.summary}**", "", f"- source: mongod log `{self.path}`"]
+        out += [f"- window: {iso(dx.start)} to {iso(dx.end)}", ""]
+        if dx.evidence:
+            out += ["## Findings", ""] + [f"- {n}" for n in dx.evidence] + [""]
+        out += ["## mongod log: slow operations and checkpoints", ""] + [f"- {x}" for x in self.log.lines_for_report()]
+        if dx.episodes:
+            out += [
+                "",
+                "## Checkpoints (from the log's messages)",
+                "",
+                "| start | duration | slow ops |",
+                "|---|---|---|",
+            ]
+            for e, (n, _) in zip(dx.episodes, dx.correlation.per_checkpoint, strict=True):
+                duration = f"{e.duration_s:g} s" if e.duration_s is not None else "-"
+                out.append(f"| {iso(e.start)} | {duration} | {n} |")
+        out += ["", f"_ckptdiag {__version__}_"]
+        return "\n".join(out) + "\n"
+
+    def text(self) -> str:
+        """The terminal report (plain text: the log has no timeline to draw)."""
+        dx = self.dx
+        lines = [f"mongod log: {self.path}", f"{dx.severity.upper()}  {dx.summary}"]
+        lines += [f"• {n}" for n in dx.evidence] + self.log.lines_for_report()
+        return "\n".join(lines) + "\n"
+
+
+def render(r: LogOnlyReport, fmt: str) -> str:
+    """``r`` in ``fmt`` (json, md, html, table)."""
+    if fmt == "json":
+        return json.dumps(r.to_json(), indent=2) + "\n"
+    if fmt == "md":
+        return r.markdown()
+    if fmt == "html":
+        from ckptdiag.report.html_page import page
+
+        return page(r.markdown(), r.dx.severity)
+    return r.text()

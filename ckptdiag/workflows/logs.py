@@ -1,0 +1,103 @@
+"""mongod logs beside a report's samples: recognised among the inputs, read once, their open
+config handed to the settings in force, their slow operations set against the checkpoints."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.facts import ServerFacts
+from ckptdiag.recording import utc_iso
+from ckptdiag.report.logonly import LogOnlyReport
+from ckptdiag.report.logsection import LogSection
+from ckptdiag.sources.logevents import LogEvents, scan_logs
+from ckptdiag.sources.mongodlog import LogReport, parse_line
+
+
+def is_log(path: Path) -> bool:
+    """Whether ``path`` is a mongod log (plain or gzip): its first line is one, in either format."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+        if head[:2] == b"\x1f\x8b":
+            head = zlib.decompressobj(wbits=31).decompress(head, 1 << 16)
+    except (OSError, zlib.error, EOFError, gzip.BadGzipFile):
+        return False
+    first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    return parse_line(first) is not None
+
+
+def is_log_dir(path: Path) -> bool:
+    """A directory of mongod logs (``mongod.log`` and its rotations), not of FTDC or recordings."""
+    entries = [e for e in path.iterdir() if e.is_file()]
+    return not any(e.name.startswith("metrics.") for e in entries) and any(
+        ".log" in e.name and is_log(e) for e in entries
+    )
+
+
+def check_logs(paths: tuple[Path, ...]) -> None:
+    """Refuse, before any work, a ``--log`` that is not a mongod log or a directory of them."""
+    from ckptdiag.errors import UsageError
+    from ckptdiag.inputs import check_readable
+
+    for path in paths:
+        check_readable(path)
+        if not (is_log_dir(path) if path.is_dir() else is_log(path)):
+            raise UsageError(
+                f"{path} is not a mongod log (neither JSON log lines nor mongod's text format)",
+                "give mongod.log, a rotated mongod.log.<time>[.gz], or the directory that holds them",
+            )
+
+
+def read_logs(paths: list[Path], since_ms: int | None, until_ms: int | None) -> tuple[LogEvents, LogReport]:
+    """The logs' events in the window (the open config from before it too), and what reading met."""
+    report = LogReport()
+    events = scan_logs(
+        paths,
+        report,
+        since=since_ms / 1000 if since_ms is not None else None,
+        until=until_ms / 1000 if until_ms is not None else None,
+    )
+    return events, report
+
+
+def with_open_config(facts: ServerFacts, events: LogEvents) -> ServerFacts:
+    """The facts with the WiredTiger open config of mongod's last logged start (its settings)."""
+    if not events.engine_opens:
+        return facts
+    last = events.engine_opens[-1]
+    return replace(facts, open_config=last.config, open_config_source=f"log, {utc_iso(last.t)}")
+
+
+def log_only_report(paths: list[Path], since_ms: int | None, until_ms: int | None) -> LogOnlyReport:
+    """A report from mongod's log alone: its checkpoint messages and slow operations."""
+    from ckptdiag.analysis.logonly import diagnose_log
+    from ckptdiag.errors import InputError
+    from ckptdiag.report.logonly import LogOnlyReport
+
+    events, report = read_logs(paths, since_ms, until_ms)
+    times = [m.t for m in events.checkpoints] + events.slow_ops.t.tolist() + list(events.starts)
+    if not times:
+        raise InputError(
+            "no checkpoint message and no slow operation in the log's window",
+            "check --since/--until, or give the server's diagnostic.data beside the log",
+        )
+    start = since_ms / 1000 if since_ms is not None else min(times)
+    end = until_ms / 1000 if until_ms is not None else max(times)
+    dx = diagnose_log(events, start, end)
+    section = LogSection.of(report, events, dx.correlation, (start, end))
+    return LogOnlyReport(dx, section, ", ".join(map(str, paths)))
+
+
+def with_log(dx: Diagnosis, events: LogEvents, report: LogReport) -> tuple[Diagnosis, LogSection]:
+    """The diagnosis with the log's finding in its evidence, and the report's log section."""
+    from ckptdiag.analysis.slowops import correlate
+
+    correlation = correlate(events.slow_ops, dx.episodes, dx.start, dx.end)
+    section = LogSection.of(report, events, correlation, (dx.start, dx.end))
+    evidence = (correlation.finding, *dx.evidence) if correlation.finding else dx.evidence
+    notes = tuple(f"log: {d}" for d in section.damaged)
+    return replace(dx, evidence=(*evidence, *notes)), section

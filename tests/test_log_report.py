@@ -1,0 +1,208 @@
+"""A report with mongod's log beside its samples: slow operations placed inside checkpoints are
+found there, with exact figures, in every format; the log's open config feeds the settings."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ftdc_writer import SimServer, write_ftdc
+
+from ckptdiag.workflows.report import diagnose_window
+
+T0 = 1_700_000_000.0
+CHECKPOINTS = [(30.0, 32.0), (90.0, 93.0), (150.0, 152.0)]
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(T0 + t, dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _slow(t: float, ms: int, command: str, lock_ms: float) -> str:
+    attr = {
+        "type": "command",
+        "ns": "shop.orders" if command != "find" else "shop.items",
+        "command": {command: "orders", "documents": [{"email": "alice@example.com"}]},
+        "durationMillis": ms,
+        "locks": {"Global": {"timeAcquiringMicros": {"w": int(lock_ms * 1000)}}},
+    }
+    line = {
+        "t": {"$date": _iso(t)},
+        "s": "I",
+        "c": "COMMAND",
+        "id": 51803,
+        "ctx": "conn9",
+        "msg": "Slow query",
+        "attr": attr,
+    }
+    return json.dumps(line)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("pair")
+    ftdc = d / "metrics.2023-11-14T22-13-20Z-00000"
+    server = SimServer(checkpoints=CHECKPOINTS, stall_ops=50.0, t0=T0)
+    write_ftdc(ftdc, server, [float(i) for i in range(200)])
+    opened = {
+        "t": {"$date": _iso(-100)},
+        "s": "I",
+        "c": "STORAGE",
+        "id": 22315,
+        "ctx": "initandlisten",
+        "msg": "Opening WiredTiger",
+        "attr": {"config": "create,cache_size=1024M,eviction=(threads_min=4,threads_max=4),eviction_dirty_target=3"},
+    }
+    lines = [json.dumps(opened)]
+    # 40 slow writes that end inside the checkpoints (held 400 ms on locks), 10 outside them (20 ms), 5 reads outside
+    for s, e in CHECKPOINTS:
+        for k in range(13 if s != 90 else 14):
+            lines.append(_slow(s + 0.1 + k * (e - s - 0.2) / 14, 600, "insert", 400.0))
+    for k in range(10):
+        lines.append(_slow(5.0 + k * 2.0, 150, "update", 20.0))
+    for k in range(5):
+        lines.append(_slow(60.0 + k * 3.0, 120, "find", 0.0))
+    lines.sort(key=lambda line: json.loads(line)["t"]["$date"])
+    log = d / "mongod.log"
+    log.write_text("\n".join(lines) + "\n")
+    return ftdc, log
+
+
+def test_slow_writes_inside_checkpoints_are_found_with_exact_figures(pair: tuple[Path, Path]) -> None:
+    ftdc, log = pair
+    report = diagnose_window((ftdc, log), None, None)
+    assert report.log is not None and report.log.slow_ops == 55
+    c = report.log.correlation
+    assert c is not None
+    assert (c.inside.count, c.outside.count, c.writes_inside, c.writes_total) == (40, 15, 40, 50)
+    assert [n for n, _ in c.per_checkpoint] == [13, 14, 13]
+    assert c.dominant_wait == "locks" and c.dominant_wait_median_ms == pytest.approx(400.0)
+    windows = sum((e.end or 0) + 1.0 - e.start for e in report.dx.episodes)
+    share = windows / (report.dx.end - report.dx.start)
+    assert c.time_share == pytest.approx(share)
+    expected = (
+        f"80 % of slow writes (40 of 50) ran inside checkpoints, which took {100 * share:.0f} % of the time; "
+        "their time went to waiting for locks (median 400 ms)"
+    )
+    assert c.finding == expected and report.dx.evidence[0] == expected
+    assert c.inside.per_min is not None and c.outside.per_min is not None
+    assert c.inside.per_min > 10 * c.outside.per_min
+    assert c.inside.top_commands[0] == ("insert", 40) and c.outside.top_namespaces[0] == ("shop.orders", 10)
+
+
+def test_the_logs_open_config_feeds_the_settings_with_its_source(pair: tuple[Path, Path]) -> None:
+    ftdc, log = pair
+    settings = diagnose_window((ftdc, log), None, None).dx.settings
+    assert settings.eviction.dirty_target.value == pytest.approx(3.0)
+    assert settings.eviction.dirty_target.source.startswith("log, 2023-11-14T22:11:40")
+    plain = diagnose_window((ftdc,), None, None).dx.settings
+    assert plain.eviction.dirty_target.value == pytest.approx(5.0)  # the version default without the log
+
+
+def test_every_format_shows_the_log_and_no_value_from_it(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ftdc, log = pair
+    for fmt in ("json", "md", "table", "html"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ckptdiag", "report", str(ftdc), str(log.parent / "mongod.log"), "-f", fmt,
+             "--fail-on", "never"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "alice" not in proc.stdout
+        if fmt == "json":
+            import jsonschema
+
+            schema = json.loads((Path(__file__).parents[1] / "docs" / "report-schema.json").read_text())
+            jsonschema.validate(json.loads(proc.stdout), schema)
+            doc = json.loads(proc.stdout)["log"]
+            assert doc["slow_ops"] == 55 and doc["slow_ops_vs_checkpoints"]["inside"]["count"] == 40
+            assert doc["slow_ops_vs_checkpoints"]["finding"].startswith("80 % of slow writes (40 of 50)")
+        else:
+            assert "80 % of slow writes (40 of 50) ran inside checkpoints" in proc.stdout, fmt
+            assert "inside checkpoints: 40 (" in proc.stdout and "outside: 15 (" in proc.stdout, fmt
+        if fmt == "html":
+            try:
+                import matplotlib  # noqa: F401  (the html extra)
+            except ImportError:
+                continue
+            assert "slow ops (ms)" in proc.stdout  # on the same timeline as the checkpoints
+
+
+def _wt(t: float, text: str) -> str:
+    line = {
+        "t": {"$date": _iso(t)},
+        "s": "I",
+        "c": "WTCHKPT",
+        "id": 22430,
+        "ctx": "Checkpointer",
+        "msg": "WiredTiger message",
+    }
+    line["attr"] = {"message": {"category": "WT_VERB_CHECKPOINT_PROGRESS", "msg": text}}  # 7.x+'s structured form
+    return json.dumps(line)
+
+
+def test_a_log_alone_gives_checkpoints_from_its_messages_as_weaker_evidence(tmp_path: Path) -> None:
+    lines = []
+    for k in range(10):  # a checkpoint a minute, the 4th runs 45 s (two progress messages)
+        s = 60.0 * k
+        lines.append(_wt(s, "saving checkpoint snapshot min: 1, snapshot max: 1 snapshot count: 0"))
+        if k == 3:
+            lines += [
+                _wt(s + 20, "Checkpoint has been running for 20 seconds and wrote: 1000 pages (50 MB)"),
+                _wt(s + 40, "Checkpoint has been running for 40 seconds and wrote: 2000 pages (100 MB)"),
+            ]
+            lines += [_slow(s + 1 + i, 3000, "update", 2500.0) for i in range(30)]  # a burst, inside it
+    lines += [_slow(50.0 + 60 * k, 150, "update", 10.0) for k in range(10)]  # one a minute, outside them
+    lines.sort(key=lambda line: json.loads(line)["t"]["$date"])
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", "json", "--fail-on", "warn"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr  # warn at most: the log alone cannot show a stall
+    doc = json.loads(proc.stdout)
+    assert doc["source"]["kind"] == "log" and doc["verdict"]["severity"] == "warn"
+    assert doc["verdict"]["summary"].startswith("from mongod's log alone (weaker evidence than FTDC")
+    episodes = doc["checkpoints"]["episodes"]
+    assert len(episodes) == 10 and doc["checkpoints"]["period_s"] == pytest.approx(60.0)
+    assert episodes[3]["duration_s"] == pytest.approx(40.0) and episodes[3]["slow_ops"] == 30
+    assert [e["duration_s"] for i, e in enumerate(episodes) if i != 3] == [None] * 9
+    assert len(doc["slow_op_bursts"]) == 1 and doc["slow_op_bursts"][0]["slow_ops"] == 31
+    assert doc["verdict"]["evidence"][0].startswith("75 % of slow writes (30 of 40) ran inside checkpoints")
+    assert "waiting for locks (median 2.5 s)" in doc["verdict"]["evidence"][0]
+
+
+def test_a_real_replica_set_log_alone(tmp_path: Path) -> None:
+    from conftest import shared_path
+
+    d = shared_path("logs", "public", "mew-sathita+Assignment2_ReplSet")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(d), "-f", "json", "--fail-on", "never"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["checkpoints"]["count"] == 439 and doc["log"]["slow_ops"] == 11
+    assert doc["log"]["checkpoint_messages"] == {"saving": 439}
+
+
+def test_a_damaged_log_beside_ftdc_is_a_note_and_the_report_goes_on(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    import gzip
+
+    ftdc, log = pair
+    cut = tmp_path / "mongod.log.gz"
+    blob = gzip.compress(log.read_bytes() + b"\x00\x01 binary\n" * 3)
+    cut.write_bytes(blob[: int(len(blob) * 0.9)])
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(ftdc), str(cut), "-f", "json", "--fail-on", "never"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["checkpoints"]["count"] == 3 and doc["log"]["slow_ops"] > 0
+    assert any("read up to there" in d for d in doc["log"]["damaged"])
