@@ -118,7 +118,7 @@ def test_damaged_input_is_counted_never_fatal(tmp_path: Path) -> None:
     legacy = b"2026-11-01T00:00:02.000+0000 I COMMAND  [conn1] command a.b command: insert { x: 1 } 150ms\n"
     mixed = tmp_path / "mongod.log"
     mixed.write_bytes(
-        good + b"\x00\xff\xfe binary junk\n" + b"x" * (5 << 20) + b"\n" + legacy + "caf\xe9\n".encode("latin-1")
+        good + b"\x00\xff\xfe binary junk\n" + b"x" * (10 << 20) + b"\n" + legacy + "caf\xe9\n".encode("latin-1")
     )
     events, report = _events(mixed)
     assert report.too_long == 1 and report.unparsed == 2 and report.lines == 4  # the long one is not a line
@@ -129,3 +129,23 @@ def test_damaged_input_is_counted_never_fatal(tmp_path: Path) -> None:
     events, report = _events(cut)
     assert report.damaged and "read up to there" in report.damaged[0]
     assert len(events.starts) >= 100  # everything before the cut is kept
+
+
+def test_startup_options_are_kept_redacted_and_rotations_come_first_in_any_order(tmp_path: Path) -> None:
+    line = {
+        "t": {"$date": "2021-12-11T06:18:08.787+07:00"},
+        "s": "I",
+        "c": "CONTROL",
+        "id": 21951,
+        "ctx": "initandlisten",
+        "msg": "Options set by command line",
+        "attr": {"options": {"storage": {"dbPath": "/data"}, "security": {"ldap": {"bind": {"queryPassword": "Zpw9"}}}}},
+    }
+    live = tmp_path / "mongod.log"
+    live.write_text(json.dumps(line) + "\n")
+    old = tmp_path / "mongod.log.2021-12-10T00-00-00"
+    old.write_text(json.dumps({**line, "t": {"$date": "2021-12-10T00:00:00.000Z"}}) + "\n")
+    events = scan_logs([live, old])  # given live first: read rotation first all the same
+    assert [t for t, _ in events.options] == sorted(t for t, _ in events.options)
+    parsed = events.options[-1][1]
+    assert parsed["storage"]["dbPath"] == "/data" and "Zpw9" not in repr(parsed)

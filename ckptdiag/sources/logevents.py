@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ckptdiag.redact import redact_assignments
+from ckptdiag.redact import redact_assignments, redact_doc
 from ckptdiag.sources.mongodlog import LogLine, LogReport, Wanted, read_log
 
 # JSON message ids (stable across 4.4-8.x): mongod's logv2 ids
@@ -25,6 +25,7 @@ SLOW_QUERY = 51803
 WT_MESSAGE = 22430
 OPENING_WT = 22315
 STARTING = 4615611
+OPTIONS = 21951  # "Options set by command line": the parsed configuration, as getCmdLineOpts' "parsed"
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ class LogEvents:
     checkpoints: tuple[CheckpointMessage, ...] = ()
     engine_opens: tuple[EngineOpen, ...] = ()
     starts: tuple[float, ...] = ()  # times mongod started
+    options: tuple[tuple[float, dict[str, Any]], ...] = ()  # (t, parsed startup options, secrets redacted)
     cache_pressure: tuple[tuple[float, str], ...] = field(default_factory=tuple)  # (t, message)
 
 
@@ -179,7 +181,7 @@ _PRESSURE = re.compile(
 # the lines extract() can use: JSON lines by their message id (spaces allowed, as in a log
 # re-serialised by another tool), text lines by their words
 WANTED = Wanted(
-    json=(re.compile(rb'"id":\s*(?:%d|%d|%d|%d)\b' % (SLOW_QUERY, WT_MESSAGE, OPENING_WT, STARTING)),),
+    json=(re.compile(rb'"id":\s*(?:%d|%d|%d|%d|%d)\b' % (SLOW_QUERY, WT_MESSAGE, OPENING_WT, STARTING, OPTIONS)),),
     text=tuple(
         re.compile(p)
         for p in (rb"\dms\r?\n", rb"Checkpoint", rb"wiredtiger_open config", rb"MongoDB starting", rb"evict")
@@ -203,12 +205,16 @@ def extract(lines: Iterable[LogLine], since: float | None = None, until: float |
     checkpoints: list[CheckpointMessage] = []
     opens: list[EngineOpen] = []
     starts: list[float] = []
+    options: list[tuple[float, dict[str, Any]]] = []
     pressure: list[tuple[float, str]] = []
     for line in lines:
         if until is not None and line.t > until:
             continue
         if line.msg_id == OPENING_WT or (line.msg_id is None and line.msg.startswith("wiredtiger_open config: ")):
             opens.append(_engine_open(line))
+            continue
+        if line.msg_id == OPTIONS and isinstance(line.attr.get("options"), Mapping):
+            options.append((line.t, redact_doc(dict(line.attr["options"]))))
             continue
         if since is not None and line.t < since:
             continue
@@ -225,7 +231,12 @@ def extract(lines: Iterable[LogLine], since: float | None = None, until: float |
         elif _PRESSURE.search(text):
             pressure.append((line.t, text[:200]))
     return LogEvents(
-        slow.build(), tuple(checkpoints), tuple(o for o in opens if o.config), tuple(starts), tuple(pressure)
+        slow.build(),
+        tuple(checkpoints),
+        tuple(o for o in opens if o.config),
+        tuple(starts),
+        tuple(options),
+        tuple(pressure),
     )
 
 

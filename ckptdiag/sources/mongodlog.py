@@ -74,8 +74,8 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
         found = [p for p in path.iterdir() if p.is_file() and ".log" in p.name]
         if not found:
             raise InputError(f"{path} holds no mongod log files", "give mongod.log or the directory it is in")
-        out += sorted(found, key=_rotation_key)
-    return out
+        out += found
+    return sorted(dict.fromkeys(out), key=_rotation_key)  # given in any order: rotations first
 
 
 def _rotation_key(path: Path) -> tuple[int, str]:

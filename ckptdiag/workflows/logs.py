@@ -65,7 +65,10 @@ def read_logs(paths: list[Path], since_ms: int | None, until_ms: int | None) -> 
 
 
 def with_open_config(facts: ServerFacts, events: LogEvents) -> ServerFacts:
-    """The facts with the WiredTiger open config of mongod's last logged start (its settings)."""
+    """The facts with the WiredTiger open config of mongod's last logged start (its settings), and
+    its startup options where the samples' source kept no getCmdLineOpts."""
+    if events.options and not facts.cmdline.get("parsed"):
+        facts = replace(facts, cmdline={**facts.cmdline, "parsed": events.options[-1][1]})
     if not events.engine_opens:
         return facts
     last = events.engine_opens[-1]
