@@ -305,13 +305,13 @@ def _interval(version: catalogue.Version | None, facts: ServerFacts, wt_wait: fl
         return _first(
             DEFAULT_INTERVAL_S,
             (wt_wait, "configString checkpoint=(wait)"),
-            (storage.get("syncPeriodSecs"), "getCmdLineOpts storage.syncPeriodSecs"),
+            (storage.get("syncPeriodSecs"), f"{facts.cmdline_source} storage.syncPeriodSecs"),
         )
     return _first(
         DEFAULT_INTERVAL_S,
         (facts.parameters.get("syncdelay"), "getParameter syncdelay"),
-        (storage.get("syncPeriodSecs"), "getCmdLineOpts storage.syncPeriodSecs"),
-        (_mapping(parsed.get("setParameter")).get("syncdelay"), "getCmdLineOpts setParameter.syncdelay"),
+        (storage.get("syncPeriodSecs"), f"{facts.cmdline_source} storage.syncPeriodSecs"),
+        (_mapping(parsed.get("setParameter")).get("syncdelay"), f"{facts.cmdline_source} setParameter.syncdelay"),
     )
 
 
@@ -322,7 +322,7 @@ def _cache(facts: ServerFacts, observed_bytes: float | None) -> Setting:
     if observed_bytes and not (cache_gb and abs(cache_gb * 2**30 - observed_bytes) < 2**20):
         return Setting(observed_bytes, SOURCE_SERVER_STATUS)
     if cache_gb:
-        return Setting(cache_gb * 2**30, "getCmdLineOpts cacheSizeGB")
+        return Setting(cache_gb * 2**30, f"{facts.cmdline_source} cacheSizeGB")
     logged = parse_config(facts.open_config or "").get("cache_size")
     if isinstance(logged, str) and _size(logged):
         return Setting(_size(logged), facts.open_config_source or "log")
@@ -348,10 +348,11 @@ def resolve(facts: ServerFacts, observed_cache_bytes: float | None = None) -> En
             f"configString has checkpoint=(wait={wt_wait:g}): on 3.6+ that starts WiredTiger's own "
             "checkpoint thread beside mongod's (remove it; use syncdelay)"
         )
+    journal = _mapping(storage.get("journal"))
     commit = _first(
         DEFAULT_COMMIT_MS,
         (facts.parameters.get("journalCommitInterval"), "getParameter journalCommitInterval"),
-        (_mapping(storage.get("journal")).get("commitIntervalMs"), "getCmdLineOpts storage.journal.commitIntervalMs"),
+        (journal.get("commitIntervalMs"), f"{facts.cmdline_source} storage.journal.commitIntervalMs"),
     )
     cache = _cache(facts, observed_cache_bytes)
     # what WiredTiger was opened with (the log), then what the DBA declared, then runtime changes

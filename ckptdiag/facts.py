@@ -31,6 +31,7 @@ class ServerFacts:
     os: str | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)  # getParameter's answer, when recorded
     filesystem: str | None = None  # dbPath's file system, when recorded on the server's host
+    cmdline_source: str = "getCmdLineOpts"  # or "log options, <time>": the startup options mongod logged
     # the WiredTiger open config mongod logged at its last start, and where ("log, <time>")
     open_config: str | None = None
     open_config_source: str | None = None

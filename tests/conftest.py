@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -42,3 +43,11 @@ def shared() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("shared data not available")
     return SHARED_DATA
+
+
+def mongod_line(date: str, component: str, msg_id: int, ctx: str, msg: str, attr: dict[str, Any] | None = None) -> str:
+    """One line of mongod's JSON log (4.4+), as mongod writes it."""
+    line: dict[str, Any] = {"t": {"$date": date}, "s": "I", "c": component, "id": msg_id, "ctx": ctx, "msg": msg}
+    if attr is not None:
+        line["attr"] = attr
+    return json.dumps(line)

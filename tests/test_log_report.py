@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import mongod_line
 from ftdc_writer import SimServer, write_ftdc
 
 from ckptdiag.workflows.report import diagnose_window
@@ -30,16 +31,7 @@ def _slow(t: float, ms: int, command: str, lock_ms: float) -> str:
         "durationMillis": ms,
         "locks": {"Global": {"timeAcquiringMicros": {"w": int(lock_ms * 1000)}}},
     }
-    line = {
-        "t": {"$date": _iso(t)},
-        "s": "I",
-        "c": "COMMAND",
-        "id": 51803,
-        "ctx": "conn9",
-        "msg": "Slow query",
-        "attr": attr,
-    }
-    return json.dumps(line)
+    return mongod_line(_iso(t), "COMMAND", 51803, "conn9", "Slow query", attr)
 
 
 @pytest.fixture(scope="module")
@@ -133,16 +125,8 @@ def test_every_format_shows_the_log_and_no_value_from_it(pair: tuple[Path, Path]
 
 
 def _wt(t: float, text: str) -> str:
-    line = {
-        "t": {"$date": _iso(t)},
-        "s": "I",
-        "c": "WTCHKPT",
-        "id": 22430,
-        "ctx": "Checkpointer",
-        "msg": "WiredTiger message",
-    }
-    line["attr"] = {"message": {"category": "WT_VERB_CHECKPOINT_PROGRESS", "msg": text}}  # 7.x+'s structured form
-    return json.dumps(line)
+    message = {"category": "WT_VERB_CHECKPOINT_PROGRESS", "msg": text}  # 7.x+'s structured form
+    return mongod_line(_iso(t), "WTCHKPT", 22430, "Checkpointer", "WiredTiger message", {"message": message})
 
 
 def test_a_log_alone_gives_checkpoints_from_its_messages_as_weaker_evidence(tmp_path: Path) -> None:
@@ -206,3 +190,18 @@ def test_a_damaged_log_beside_ftdc_is_a_note_and_the_report_goes_on(pair: tuple[
     doc = json.loads(proc.stdout)
     assert doc["checkpoints"]["count"] == 3 and doc["log"]["slow_ops"] > 0
     assert any("read up to there" in d for d in doc["log"]["damaged"])
+    assert "ckptdiag: note: log: " in proc.stderr and "read up to there" in proc.stderr
+
+
+def test_startup_options_from_the_log_stand_in_for_getcmdlineopts(tmp_path: Path) -> None:
+    from synth import Server, write_recording
+
+    recording = write_recording(Server(seconds=120).frame(), tmp_path / "r.jsonl")  # its header has no cmdline
+    options = {"storage": {"syncPeriodSecs": 30, "dbPath": "/data"}}
+    log = tmp_path / "mongod.log"
+    log.write_text(
+        mongod_line(_iso(-3600), "CONTROL", 21951, "initandlisten", "Options set by command line", {"options": options})
+        + "\n"
+    )
+    interval = diagnose_window((recording, log), None, None).dx.settings.interval
+    assert interval.value == 30 and interval.source.startswith("log options, ") and "syncPeriodSecs" in interval.source

@@ -4,13 +4,12 @@ config extracted with exact counts from real logs; damaged input counted, never 
 from __future__ import annotations
 
 import gzip
-import json
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import mongod_line, shared_path
 
 from ckptdiag.sources.logevents import extract, scan_logs
 from ckptdiag.sources.mongodlog import LogReport, log_files, parse_line, parse_time
@@ -70,24 +69,17 @@ def test_times_with_any_offset_are_utc() -> None:
 
 
 def test_values_never_leave_the_line() -> None:
-    line = {
-        "t": {"$date": "2026-11-01T00:00:00.000Z"},
-        "s": "I",
-        "c": "COMMAND",
-        "id": 51803,
-        "ctx": "conn7",
-        "msg": "Slow query",
-        "attr": {
-            "type": "command",
-            "ns": "shop.orders",
-            "command": {"find": "orders", "filter": {"email": "alice@example.com"}},
-            "planSummary": "IXSCAN { email: 1 }",
-            "durationMillis": 1200,
-            "storage": {"data": {"timeWaitingMicros": 900000}},
-            "waitForWriteConcernDurationMillis": 3,
-        },
+    attr = {
+        "type": "command",
+        "ns": "shop.orders",
+        "command": {"find": "orders", "filter": {"email": "alice@example.com"}},
+        "planSummary": "IXSCAN { email: 1 }",
+        "durationMillis": 1200,
+        "storage": {"data": {"timeWaitingMicros": 900000}},
+        "waitForWriteConcernDurationMillis": 3,
     }
-    events = extract([parse_line(json.dumps(line).encode())])  # type: ignore[list-item]
+    line = mongod_line("2026-11-01T00:00:00.000Z", "COMMAND", 51803, "conn7", "Slow query", attr)
+    events = extract([parse_line(line.encode())])  # type: ignore[list-item]
     assert len(events.slow_ops) == 1
     op = events.slow_ops[0]
     assert "alice" not in repr(op)
@@ -132,19 +124,15 @@ def test_damaged_input_is_counted_never_fatal(tmp_path: Path) -> None:
 
 
 def test_startup_options_are_kept_redacted_and_rotations_come_first_in_any_order(tmp_path: Path) -> None:
-    line = {
-        "t": {"$date": "2021-12-11T06:18:08.787+07:00"},
-        "s": "I",
-        "c": "CONTROL",
-        "id": 21951,
-        "ctx": "initandlisten",
-        "msg": "Options set by command line",
-        "attr": {"options": {"storage": {"dbPath": "/data"}, "security": {"ldap": {"bind": {"queryPassword": "Zpw9"}}}}},
-    }
+    options = {"storage": {"dbPath": "/data"}, "security": {"ldap": {"bind": {"queryPassword": "Zpw9"}}}}
+
+    def line(date: str) -> str:
+        return mongod_line(date, "CONTROL", 21951, "initandlisten", "Options set by command line", {"options": options})
+
     live = tmp_path / "mongod.log"
-    live.write_text(json.dumps(line) + "\n")
+    live.write_text(line("2021-12-11T06:18:08.787+07:00") + "\n")
     old = tmp_path / "mongod.log.2021-12-10T00-00-00"
-    old.write_text(json.dumps({**line, "t": {"$date": "2021-12-10T00:00:00.000Z"}}) + "\n")
+    old.write_text(line("2021-12-10T00:00:00.000Z") + "\n")
     events = scan_logs([live, old])  # given live first: read rotation first all the same
     assert [t for t, _ in events.options] == sorted(t for t, _ in events.options)
     parsed = events.options[-1][1]

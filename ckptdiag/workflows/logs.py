@@ -68,7 +68,9 @@ def with_open_config(facts: ServerFacts, events: LogEvents) -> ServerFacts:
     """The facts with the WiredTiger open config of mongod's last logged start (its settings), and
     its startup options where the samples' source kept no getCmdLineOpts."""
     if events.options and not facts.cmdline.get("parsed"):
-        facts = replace(facts, cmdline={**facts.cmdline, "parsed": events.options[-1][1]})
+        at, options = events.options[-1]
+        source = f"log options, {utc_iso(at)}"
+        facts = replace(facts, cmdline={**facts.cmdline, "parsed": options}, cmdline_source=source)
     if not events.engine_opens:
         return facts
     last = events.engine_opens[-1]

@@ -202,6 +202,8 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     report = diagnose_window(request.paths, request.since_ms, request.until_ms)
     for line in report.source.damaged:
         warn(f"note: {line}")
+    for line in report.log.damaged if report.log else ():
+        warn(f"note: log: {line}")
     write_report(report, request.fmt, request.output, protect=request.paths)
     return exit_status(report.dx.severity, request.fail_on)
 
