@@ -139,7 +139,7 @@ def test_a_log_alone_gives_checkpoints_from_its_messages_as_weaker_evidence(tmp_
                 _wt(s + 20, "Checkpoint has been running for 20 seconds and wrote: 1000 pages (50 MB)"),
                 _wt(s + 40, "Checkpoint has been running for 40 seconds and wrote: 2000 pages (100 MB)"),
             ]
-            lines += [_slow(s + 1 + i, 3000, "update", 2500.0) for i in range(30)]  # a burst, inside it
+            lines += [_slow(s + 1 + 0.1 * i, 3000, "update", 2500.0) for i in range(30)]  # a burst, inside it
     lines += [_slow(50.0 + 60 * k, 150, "update", 10.0) for k in range(10)]  # one a minute, outside them
     lines.sort(key=lambda line: json.loads(line)["t"]["$date"])
     log = tmp_path / "mongod.log"
@@ -156,7 +156,8 @@ def test_a_log_alone_gives_checkpoints_from_its_messages_as_weaker_evidence(tmp_
     assert len(episodes) == 10 and doc["checkpoints"]["period_s"] == pytest.approx(60.0)
     assert episodes[3]["duration_s"] == pytest.approx(40.0) and episodes[3]["slow_ops"] == 30
     assert [e["duration_s"] for i, e in enumerate(episodes) if i != 3] == [None] * 9
-    assert len(doc["slow_op_bursts"]) == 1 and doc["slow_op_bursts"][0]["slow_ops"] == 31
+    assert [b["slow_ops"] for b in doc["slow_op_bursts"]] == [30]
+    assert doc["slow_op_bursts"][0]["start"] == _iso(180.0)[:-6] + "Z"  # the 10 s bin it fell in
     assert doc["verdict"]["evidence"][0].startswith("75 % of slow writes (30 of 40) ran inside checkpoints")
     assert "waiting for locks (median 2.5 s)" in doc["verdict"]["evidence"][0]
 
@@ -205,3 +206,19 @@ def test_startup_options_from_the_log_stand_in_for_getcmdlineopts(tmp_path: Path
     )
     interval = diagnose_window((recording, log), None, None).dx.settings.interval
     assert interval.value == 30 and interval.source.startswith("log options, ") and "syncPeriodSecs" in interval.source
+
+
+def test_without_checkpoint_messages_bursts_of_slow_operations_stand_in_and_say_so(tmp_path: Path) -> None:
+    from ckptdiag.workflows.logs import log_only_report
+
+    lines = [_slow(60.0 * k + 0.1 * i, 900, "insert", 700.0) for k in range(8) for i in range(20)]  # 20 in 2 s a minute
+    lines += [_slow(30.0 + 60.0 * k, 120, "find", 0.0) for k in range(8)]
+    lines.sort(key=lambda line: json.loads(line)["t"]["$date"])
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join(lines) + "\n")
+    report = log_only_report([log], None, None)
+    dx = report.dx
+    assert [e.evidence for e in dx.episodes] == ["slow-op-burst"] * 8
+    assert dx.period_s == pytest.approx(60.0) and dx.severity == "ok"  # a guess is never a warning
+    assert "slow-operation bursts (no checkpoint message in the log)" in dx.summary
+    assert any("stand in for checkpoints" in e for e in dx.evidence)

@@ -19,7 +19,8 @@ from ckptdiag.analysis.results import Episode
 from ckptdiag.analysis.slowops import SlowOpCorrelation, correlate
 from ckptdiag.sources.logevents import CheckpointMessage, LogEvents, SlowOps
 
-BURST_FACTOR = 5.0  # a minute with 5x the median minute's slow operations, or more
+BURST_BIN_S = 10.0  # slow operations are counted in 10 s bins
+BURST_FACTOR = 5.0  # a bin with 5x the median bin's slow operations, or more
 BURST_MIN_OPS = 10  # and at least this many
 
 
@@ -32,7 +33,7 @@ class LogOnlyDiagnosis:
     episodes: tuple[Episode, ...]
     period_s: float | None  # median time between checkpoint starts
     correlation: SlowOpCorrelation
-    bursts: tuple[tuple[float, int], ...]  # (minute start, slow operations) of minutes far above the usual
+    bursts: tuple[tuple[float, float, int], ...]  # (start, end, slow operations) far above the usual rate
     bursts_in_checkpoints: int  # of those, how many meet a checkpoint
     severity: str  # ok or warn
     summary: str
@@ -66,40 +67,68 @@ def log_checkpoints(messages: Sequence[CheckpointMessage]) -> tuple[Episode, ...
     return tuple(out)
 
 
-def slow_bursts(ops: SlowOps, start: float, end: float) -> tuple[tuple[float, int], ...]:
-    """Minutes whose slow operations are :data:`BURST_FACTOR` times the median minute's or more."""
+def slow_bursts(ops: SlowOps, start: float, end: float) -> tuple[tuple[float, float, int], ...]:
+    """Bursts of slow operations -> (start, end, operations): runs of 10 s bins each with
+    :data:`BURST_FACTOR` times the median bin's slow operations or more (and :data:`BURST_MIN_OPS`)."""
     if not len(ops) or end <= start:
         return ()
-    edges = np.arange(start, end + 60, 60.0)
+    edges = np.arange(start, end + BURST_BIN_S, BURST_BIN_S)
     counts, _ = np.histogram(ops.t, bins=edges)
     usual = float(np.median(counts)) if counts.size else 0.0
-    hot = np.flatnonzero((counts >= BURST_MIN_OPS) & (counts >= BURST_FACTOR * max(usual, 1.0)))
-    return tuple((float(edges[i]), int(counts[i])) for i in hot)
+    hot = (counts >= BURST_MIN_OPS) & (counts >= BURST_FACTOR * max(usual, 1.0))
+    out: list[tuple[float, float, int]] = []
+    for i in np.flatnonzero(hot).tolist():
+        if out and out[-1][1] == float(edges[i]):  # the next bin of the same burst
+            out[-1] = (out[-1][0], float(edges[i + 1]), out[-1][2] + int(counts[i]))
+        else:
+            out.append((float(edges[i]), float(edges[i + 1]), int(counts[i])))
+    return tuple(out)
 
 
 def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosis:
     """The diagnosis of a window of mongod's log, from its messages and slow operations alone."""
+    bursts = slow_bursts(events.slow_ops, start, end)
     episodes = tuple(e for e in log_checkpoints(events.checkpoints) if start <= e.start <= end)
+    guessed = not episodes and bool(bursts)
+    if guessed:  # no checkpoint message: the bursts stand in, the weakest evidence of all
+        episodes = tuple(Episode(b0, b1, None, None, "slow-op-burst") for b0, b1, _ in bursts)
     starts = np.array([e.start for e in episodes])
     period = float(np.median(np.diff(starts))) if starts.size > 2 else None
-    correlation = correlate(events.slow_ops, episodes, start, end)
-    bursts = slow_bursts(events.slow_ops, start, end)
-    in_ckpt = sum(any(e.start <= b + 60 and (e.end or e.start) + 1 >= b for e in episodes) for b, _ in bursts)
+    # the bursts are not set against themselves: slow operations are placed only against messages
+    correlation = correlate(events.slow_ops, () if guessed else episodes, start, end)
+    met = 0 if guessed else sum(_meets(episodes, b0, b1) for b0, b1, _ in bursts)
     severity = "warn" if correlation.finding else "ok"
     period_text = f", one every {period:.0f} s" if period else ""
+    what = "slow-operation bursts (no checkpoint message in the log)" if guessed else "checkpoints"
     summary = (
         f"from mongod's log alone (weaker evidence than FTDC: no throughput, latency, cache or disk counters): "
-        f"{len(episodes)} checkpoints{period_text}; {correlation.inside.count + correlation.outside.count:,} slow "
+        f"{len(episodes)} {what}{period_text}; {correlation.inside.count + correlation.outside.count:,} slow "
         f"operations, {correlation.inside.count:,} inside checkpoints"
     )
-    evidence = [correlation.finding] if correlation.finding else []
-    if bursts:
-        evidence.append(
-            f"{len(bursts)} minute(s) with {BURST_FACTOR:g}x the usual slow operations or more, "
-            f"{in_ckpt} of them meeting a checkpoint"
-        )
-    if not episodes:
-        evidence.append("no checkpoint message in the window: the log's verbosity may leave them out")
     return LogOnlyDiagnosis(
-        start, end, episodes, period, correlation, bursts, in_ckpt, severity, summary, tuple(evidence)
-    )
+        start, end, episodes, period, correlation, bursts, met, severity, summary,
+        _evidence(correlation, bursts, met, guessed, bool(episodes)),
+    )  # fmt: skip
+
+
+def _meets(episodes: Sequence[Episode], b0: float, b1: float) -> bool:
+    return any(e.start <= b1 and (e.end or e.start) + 1 >= b0 for e in episodes)
+
+
+def _evidence(
+    correlation: SlowOpCorrelation, bursts: Sequence[tuple[float, float, int]], met: int, guessed: bool, any_: bool
+) -> tuple[str, ...]:
+    out = [correlation.finding] if correlation.finding else []
+    if guessed:
+        out.append(
+            f"{len(bursts)} burst(s) of slow operations stand in for checkpoints: a regular period between them "
+            "points at checkpoints, but the log does not say so (its verbosity leaves the messages out)"
+        )
+    elif bursts:
+        out.append(
+            f"{len(bursts)} burst(s) of slow operations ({BURST_FACTOR:g}x the usual 10 s or more), "
+            f"{met} of them meeting a checkpoint"
+        )
+    elif not any_:
+        out.append("no checkpoint message and no burst of slow operations in the window")
+    return tuple(out)

@@ -56,7 +56,9 @@ class LogOnlyReport:
                         for i, e in enumerate(dx.episodes)
                     ],
                 },
-                "slow_op_bursts": [{"minute": utc_iso(t), "slow_ops": n} for t, n in dx.bursts],
+                "slow_op_bursts": [
+                    {"start": utc_iso(t0), "end": utc_iso(t1), "slow_ops": n} for t0, t1, n in dx.bursts
+                ],
                 "log": self.log.to_json(),
             }
         )
