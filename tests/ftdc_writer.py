@@ -36,6 +36,7 @@ class SimServer:
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
     secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
+    primary: bool = False  # a replica-set primary (serverStatus.repl says so)
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
@@ -93,6 +94,8 @@ class SimServer:
                 },
             }
             doc: dict[str, Any] = {"start": when, "serverStatus": status}
+            if self.primary:
+                status["repl"] = {"isWritablePrimary": True, "secondary": False}
             if self.secondary:
                 _as_secondary(status, inserts, int(lat_cum[i]))
                 behind = dt.timedelta(seconds=float(lag[i]))
@@ -169,14 +172,26 @@ def _chunk(docs: Sequence[dict[str, Any]]) -> bytes:
     return struct.pack("<I", len(body)) + zlib.compress(body)
 
 
-def write_ftdc(path: Path, server: SimServer, times: Sequence[float], chunk: int = 300) -> None:
-    """An FTDC file of ``server`` sampled at ``times`` (s from its t0), ``chunk`` samples a chunk."""
+def write_ftdc(
+    path: Path,
+    server: SimServer,
+    times: Sequence[float],
+    chunk: int = 300,
+    *,
+    host: str = "synthetic",
+    port: int | None = None,
+) -> None:
+    """An FTDC file of ``server`` sampled at ``times`` (s from its t0), ``chunk`` samples a chunk,
+    its metadata naming ``host`` (and ``port``, as getCmdLineOpts' net.port, when given)."""
     docs = server.documents(times)
     start = dt.datetime.fromtimestamp(server.t0, dt.timezone.utc)
     meta = {
         "buildInfo": {"version": "7.0.0"},
-        "getCmdLineOpts": {"argv": ["mongod"], "parsed": {"storage": {"dbPath": "/data/db"}}},
-        "hostInfo": {"system": {"hostname": "synthetic", "memSizeMB": 16384, "numCores": 8}},
+        "getCmdLineOpts": {
+            "argv": ["mongod"],
+            "parsed": {"storage": {"dbPath": "/data/db"}, **({"net": {"port": port}} if port else {})},
+        },
+        "hostInfo": {"system": {"hostname": host, "memSizeMB": 16384, "numCores": 8}},
     }
     out = bytearray(bson.encode({"_id": start, "type": 0, "doc": meta}))
     for at in range(0, len(docs), chunk):

@@ -13,7 +13,7 @@ The package: :mod:`.writer`, :mod:`.reader`, and :mod:`.columns` (samples as a f
 from __future__ import annotations
 
 from ckptdiag.recording.columns import _leaves, join_frames, samples_frame
-from ckptdiag.recording.reader import Recording, _jsonl, is_recording, read_recording
+from ckptdiag.recording.reader import Recording, _jsonl, is_recording, read_header, read_recording
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION, RecordingWriter, build_sample, header, utc_iso
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "header",
     "is_recording",
     "join_frames",
+    "read_header",
     "read_recording",
     "samples_frame",
     "utc_iso",

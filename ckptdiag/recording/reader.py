@@ -164,6 +164,21 @@ def _gzip_header_end(data: bytes) -> int | None:
     return at if at <= len(data) else None
 
 
+def read_header(path: Path) -> dict[str, Any]:
+    """The header of a recording (its first line, read alone: a day's file is not inflated for it)."""
+    import gzip
+
+    with open(path, "rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gz else open
+    try:
+        with opener(path, "rb") as fh:
+            line = fh.readline(1 << 20)
+    except (OSError, EOFError, zlib.error):
+        line = b""
+    return _header(path, line)
+
+
 def is_recording(path: Path) -> bool:
     """Whether ``path`` starts like a ckptdiag recording."""
     try:

@@ -15,6 +15,7 @@ from ckptdiag.workflows import Warn
 if TYPE_CHECKING:
     from ckptdiag.facts import ServerFacts
     from ckptdiag.report.document import Report, ReportSource
+    from ckptdiag.workflows.members import Member
 
 
 @dataclass(frozen=True)
@@ -199,13 +200,48 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             warn(f"note: log: {line}")
         write_text_output(render(log_report, request.fmt), request.output, request.paths)
         return exit_status(log_report.dx.severity, request.fail_on)
-    report = diagnose_window(request.paths, request.since_ms, request.until_ms)
-    for line in report.source.damaged:
-        warn(f"note: {line}")
-    for line in report.log.damaged if report.log else ():
-        warn(f"note: log: {line}")
+    from ckptdiag.workflows.members import group_members
+
+    members = group_members(request.paths)
+    if len(members) > 1:
+        return _run_cluster(request, members, warn)
+    report = diagnose_window(members[0].paths, request.since_ms, request.until_ms)
+    _warn_damage(report, warn)
     write_report(report, request.fmt, request.output, protect=request.paths)
     return exit_status(report.dx.severity, request.fail_on)
+
+
+def _warn_damage(report: Report, warn: Warn, member: str = "") -> None:
+    prefix = f"{member}: " if member else ""
+    for line in report.source.damaged:
+        warn(f"note: {prefix}{line}")
+    for line in report.log.damaged if report.log else ():
+        warn(f"note: {prefix}log: {line}")
+
+
+def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
+    """One report per member and the cluster view; a member that cannot be read is a note (and
+    the run fails only when none can)."""
+    from ckptdiag.analysis.cluster import diagnose_cluster
+    from ckptdiag.errors import CkptdiagError, InputError
+    from ckptdiag.report.cluster import ClusterReport, render
+
+    reports: list[tuple[str, Report]] = []
+    skipped: list[str] = []
+    for member in members:
+        try:
+            report = diagnose_window(member.paths, request.since_ms, request.until_ms)
+        except CkptdiagError as exc:
+            skipped.append(f"{member.name}: {exc.one_line()}")
+            warn(f"note: member {member.name} skipped: {exc.one_line()}")
+            continue
+        _warn_damage(report, warn, member.name)
+        reports.append((member.name, report))
+    if not reports:
+        raise InputError(f"none of the {len(members)} members could be read", skipped[0])
+    cluster = ClusterReport(diagnose_cluster([(n, r.dx) for n, r in reports]), tuple(reports), tuple(skipped))
+    write_text_output(render(cluster, request.fmt), request.output, request.paths)
+    return exit_status(cluster.dx.severity, request.fail_on)
 
 
 def exit_status(severity: str, fail_on: str) -> ExitStatus:

@@ -1,0 +1,98 @@
+"""The cluster report: every member's verdict side by side, the findings that need them together,
+then each member's own report (JSON: ``cluster`` and ``members``; docs/report-json.md#clusters)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ckptdiag import __version__
+from ckptdiag.analysis.cluster import ClusterDiagnosis, MemberSummary
+from ckptdiag.report.document import SCHEMA_VERSION, Report, clean, iso, to_document
+
+
+@dataclass(frozen=True)
+class ClusterReport:
+    """Several members' reports and the cluster view over them."""
+
+    dx: ClusterDiagnosis
+    members: tuple[tuple[str, Report], ...]
+    skipped: tuple[str, ...] = ()  # members that could not be read, with why
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document: the cluster view, then each member's full report."""
+        doc: dict[str, Any] = clean(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "tool": {"name": "ckptdiag", "version": __version__},
+                "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+                "cluster": {
+                    "severity": self.dx.severity,
+                    "worst_member": self.dx.worst,
+                    "summary": self.dx.summary,
+                    "findings": list(self.dx.findings),
+                    "members": [_member_json(m) for m in self.dx.members],
+                    "skipped": list(self.skipped),
+                },
+                "members": [{"name": name, "report": to_document(r)} for name, r in self.members],
+            }
+        )
+        return doc
+
+    def markdown(self) -> str:
+        """The Markdown report: the cluster, then each member's report one heading level down."""
+        from ckptdiag.report.markdown import render_markdown
+
+        d = self.dx
+        out = [f"# ckptdiag cluster: {d.severity.upper()}", "", f"**{d.summary}**", ""]
+        if d.findings:
+            out += ["## Findings", ""] + [f"- {f}" for f in d.findings] + [""]
+        out += ["## Members", "", "| member | role | verdict | checkpoints | stalls |", "|---|---|---|---|---|"]
+        out += [f"| {m.name} | {m.role or '-'} | {m.severity} | {m.checkpoints} | {m.stalls} |" for m in d.members]
+        out += [""] + [f"- skipped: {s}" for s in self.skipped]
+        for name, r in self.members:
+            body = render_markdown(r).replace("\n#", "\n##")
+            out += ["", f"## {name}", "", body.removeprefix("# ").split("\n", 1)[1]]
+        return "\n".join(out).rstrip("\n") + "\n"
+
+    def text(self) -> str:
+        """The terminal report: the members table and the findings (each member's detail is in
+        the other formats)."""
+        d = self.dx
+        width = max((len(m.name) for m in d.members), default=6)
+        lines = [f"{d.severity.upper()}  {d.summary}", ""]
+        lines.append(f"{'member':<{width}}  {'role':<9}  {'verdict':<8}  {'ckpts':>5}  {'stalls':>6}  summary")
+        for m in d.members:
+            role = m.role or "-"
+            counts = f"{m.checkpoints:>5}  {m.stalls:>6}"
+            lines.append(f"{m.name:<{width}}  {role:<9}  {m.severity:<8}  {counts}  {m.summary}")
+        lines += [""] + [f"• {f}" for f in d.findings] + [f"skipped: {s}" for s in self.skipped]
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _member_json(m: MemberSummary) -> dict[str, Any]:
+    return {
+        "name": m.name,
+        "role": m.role,
+        "severity": m.severity,
+        "checkpoints": m.checkpoints,
+        "stalls": m.stalls,
+        "summary": m.summary,
+        "repl_lag_growth_s_max": m.repl_lag_growth_s,
+        "primary_write_latency_ratio_during_stalls": m.primary_latency_ratio,
+    }
+
+
+def render(r: ClusterReport, fmt: str) -> str:
+    """``r`` in ``fmt`` (json, md, html, table)."""
+    if fmt == "json":
+        return json.dumps(r.to_json(), indent=2) + "\n"
+    if fmt == "md":
+        return r.markdown()
+    if fmt == "html":
+        from ckptdiag.report.html_page import page
+
+        return page(r.markdown(), r.dx.severity)
+    return r.text()

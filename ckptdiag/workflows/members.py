@@ -1,0 +1,118 @@
+"""Which replica-set member (or server) each input belongs to: several members' diagnostic.data
+given at once, or a support bundle's folder per host, become one report per member and a
+cluster view, never one window mixing two servers' counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ckptdiag import recording
+from ckptdiag.workflows.logs import is_log, is_log_dir
+
+
+@dataclass(frozen=True)
+class Member:
+    """One server's inputs."""
+
+    name: str  # host:port from the files' own metadata, else the folder the files are in
+    paths: tuple[Path, ...]
+
+
+def _has_ftdc(path: Path) -> bool:
+    return any(p.name.startswith("metrics.") for p in path.iterdir() if p.is_file())
+
+
+def expand_bundles(paths: tuple[Path, ...]) -> list[Path]:
+    """The inputs with every bundle folder (no metrics.* of its own, but folders that hold them,
+    directly or in a ``diagnostic.data`` below: a support or Atlas download) replaced by those
+    folders."""
+    out: list[Path] = []
+    for path in paths:
+        if not path.is_dir() or _has_ftdc(path) or is_log_dir(path):
+            out.append(path)
+            continue
+        found = []
+        for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+            inner = sub / "diagnostic.data"
+            if inner.is_dir() and _has_ftdc(inner):
+                found.append(inner)
+            elif _has_ftdc(sub):
+                found.append(sub)
+        out += found or [path]
+    return out
+
+
+def member_name(path: Path) -> str | None:
+    """``host:port`` as the input's own metadata gives it (FTDC's hostInfo and getCmdLineOpts, a
+    recording's header), or None when it does not."""
+    if path.is_file() and recording.is_recording(path):
+        try:
+            server = recording.read_header(path).get("server")
+        except Exception:  # noqa: BLE001 - an unreadable header is the report's error to give, not ours
+            return None
+        host = server.get("host") if isinstance(server, dict) else None
+        return host if isinstance(host, str) and host else None
+    if is_log(path) or (path.is_dir() and is_log_dir(path)):
+        return None
+    return _ftdc_member(path)
+
+
+def _ftdc_member(path: Path) -> str | None:
+    from ckptdiag.errors import CkptdiagError
+    from ckptdiag.sources.ftdc import Metadata, metric_files, read_file
+
+    try:
+        first = metric_files(path)[0]
+        for item in read_file(first):
+            if isinstance(item, Metadata) and item.kind == 0:
+                return _host_port(item.doc)
+            if not isinstance(item, Metadata):
+                return None  # a chunk before any metadata: the file does not say
+    except (CkptdiagError, OSError):
+        return None
+    return None
+
+
+def _host_port(doc: dict[str, Any]) -> str | None:
+    info = doc.get("hostInfo")
+    system = info.get("system") if isinstance(info, dict) else None
+    host = system.get("hostname") if isinstance(system, dict) else None
+    if not isinstance(host, str) or not host:
+        return None
+    opts = doc.get("getCmdLineOpts")
+    parsed = opts.get("parsed") if isinstance(opts, dict) else None
+    net = parsed.get("net") if isinstance(parsed, dict) else None
+    port = net.get("port") if isinstance(net, dict) else None
+    return f"{host}:{port if isinstance(port, int) else 27017}"
+
+
+def group_members(paths: tuple[Path, ...]) -> list[Member]:
+    """The inputs by member, in the order they were given. Inputs that do not name their member
+    (mongod logs, files without metadata) belong to the one member when there is one, else each
+    is named by its folder."""
+    from ckptdiag.errors import UsageError
+
+    named: dict[str, list[Path]] = {}
+    logs: list[Path] = []
+    for path in expand_bundles(paths):
+        name = member_name(path)
+        if name is None and (is_log(path) or (path.is_dir() and is_log_dir(path))):
+            logs.append(path)
+        else:  # files without metadata: named by their folder
+            named.setdefault(name or _folder_name(path), []).append(path)
+    if len(named) <= 1:
+        only = next(iter(named), _folder_name(paths[0]))
+        return [Member(only, (*named.get(only, []), *logs))]
+    if logs:
+        raise UsageError(
+            f"mongod logs given with {len(named)} members' data: which member's they are is not known",
+            "report one member at a time with its own log, or the members without logs",
+        )
+    return [Member(name, tuple(p)) for name, p in named.items()]
+
+
+def _folder_name(path: Path) -> str:
+    parts = [p for p in path.resolve().parts if p not in ("diagnostic.data", "/")]
+    return parts[-2] if path.is_file() and len(parts) > 1 else (parts[-1] if parts else str(path))

@@ -1,0 +1,113 @@
+"""Several members at once, offline: one report per member and a cluster view, never one window
+mixing two servers' counters; the member whose checkpoints stall is named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ftdc_writer import SimServer, write_ftdc
+
+from ckptdiag.workflows.members import group_members
+
+CHECKPOINTS = [(30.0 + 60 * i, 33.0 + 60 * i) for i in range(9)]
+TIMES = [float(t) for t in np.arange(0, 570, 1.0)]
+
+
+def ckptdiag(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ckptdiag", *args], capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A support download: a folder per host, each with its diagnostic.data: a primary whose
+    checkpoints do not hurt it, a secondary that falls behind in every one of its own."""
+    root = tmp_path_factory.mktemp("bundle")
+    members = (
+        ("db1", 27017, SimServer(CHECKPOINTS, primary=True, stall_latency_ms=1.0)),
+        ("db2", 27018, SimServer(CHECKPOINTS, stall_ops=100.0, secondary=True)),
+        ("db3", 27019, SimServer(CHECKPOINTS, secondary=True)),
+    )
+    for host, port, server in members:
+        d = root / f"{host}.example.net_{port}" / "diagnostic.data"
+        d.mkdir(parents=True)
+        write_ftdc(d / "metrics.2023-11-14T22-13-20Z-00000", server, TIMES, host=f"{host}.example.net", port=port)
+    return root
+
+
+def test_members_are_named_by_their_own_metadata(bundle: Path) -> None:
+    members = group_members((bundle,))
+    assert [m.name for m in members] == ["db1.example.net:27017", "db2.example.net:27018", "db3.example.net:27019"]
+    # the same member given twice (its directory and a file of it) is one member
+    d = bundle / "db2.example.net_27018" / "diagnostic.data"
+    twice = group_members((d, next(d.iterdir())))
+    assert len(twice) == 1 and twice[0].name == "db2.example.net:27018" and len(twice[0].paths) == 2
+
+
+def test_the_cluster_view_names_the_member_that_stalls(bundle: Path) -> None:
+    proc = ckptdiag("report", str(bundle), "-f", "json", "--fail-on", "critical")
+    assert proc.returncode == 4, proc.stderr  # the cluster's verdict: the worst member's
+    doc = json.loads(proc.stdout)
+    cluster = doc["cluster"]
+    assert cluster["severity"] == "critical" and cluster["worst_member"] == "db2.example.net:27018"
+    rows = {m["name"]: m for m in cluster["members"]}
+    assert rows["db1.example.net:27017"]["role"] == "primary" and rows["db1.example.net:27017"]["stalls"] == 0
+    assert rows["db2.example.net:27018"]["role"] == "secondary" and rows["db2.example.net:27018"]["stalls"] == 9
+    assert rows["db3.example.net:27019"]["stalls"] == 0
+    assert 2.5 <= rows["db2.example.net:27018"]["repl_lag_growth_s_max"] <= 3.6
+    finding = next(
+        f for f in cluster["findings"] if f.startswith("db2.example.net:27018 (secondary) stalled in 9 of 9")
+    )
+    assert "replication lag grew by up to" in finding and "the primary's write latency did not rise" in finding
+    assert "the primary did not stall: the stalls are the secondaries' own checkpoints" in cluster["findings"]
+    # every member's full report follows, each its own window
+    assert [m["name"] for m in doc["members"]] == list(rows)
+    assert all(m["report"]["checkpoints"]["count"] == 9 for m in doc["members"])
+
+
+@pytest.mark.parametrize("fmt", ["md", "table", "html"])
+def test_every_format_shows_the_members(bundle: Path, fmt: str) -> None:
+    proc = ckptdiag("report", str(bundle), "-f", fmt, "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("db1.example.net:27017", "db2.example.net:27018", "db3.example.net:27019"):
+        assert name in proc.stdout, (fmt, name)
+    assert "stalled in 9 of 9 checkpoints" in proc.stdout
+
+
+def test_a_member_that_cannot_be_read_is_a_note(bundle: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "db4.example.net_27020"
+    broken.mkdir()
+    (broken / "metrics.2023-11-14T22-13-20Z-00000").write_bytes(b"not ftdc at all, not even BSON")
+    db1 = bundle / "db1.example.net_27017" / "diagnostic.data"
+    proc = ckptdiag("report", str(db1), str(broken), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert len(doc["members"]) == 1 and doc["cluster"]["skipped"][0].startswith("db4.example.net_27020: ")
+    assert "member db4.example.net_27020 skipped" in proc.stderr
+
+
+def test_a_primary_whose_writes_wait_during_a_secondarys_stalls_is_said_to(tmp_path: Path) -> None:
+    # the primary's own checkpoints fall between the secondary's, and its write latency rises
+    # 40x exactly while the secondary stalls (majority writes waiting for it)
+    own = [(s + 20.0, e + 20.0) for s, e in CHECKPOINTS]
+    members = (
+        ("db1", 27017, SimServer(own, primary=True, stall_in=CHECKPOINTS, stall_latency_ms=40.0)),
+        ("db2", 27018, SimServer(CHECKPOINTS, stall_ops=100.0, secondary=True)),
+    )
+    dirs = []
+    for host, port, server in members:
+        d = tmp_path / host / "diagnostic.data"
+        d.mkdir(parents=True)
+        write_ftdc(d / "metrics.2023-11-14T22-13-20Z-00000", server, TIMES, host=host, port=port)
+        dirs.append(str(d))
+    doc = json.loads(ckptdiag("report", *dirs, "-f", "json", "--fail-on", "never").stdout)
+    rows = {m["name"]: m for m in doc["cluster"]["members"]}
+    assert rows["db2:27018"]["primary_write_latency_ratio_during_stalls"] == pytest.approx(40.0, rel=0.1)
+    finding = next(f for f in doc["cluster"]["findings"] if f.startswith("db2:27018"))
+    assert "the primary's write latency rose" in finding and "majority writes" in finding
