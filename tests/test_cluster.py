@@ -111,3 +111,62 @@ def test_a_primary_whose_writes_wait_during_a_secondarys_stalls_is_said_to(tmp_p
     assert rows["db2:27018"]["primary_write_latency_ratio_during_stalls"] == pytest.approx(40.0, rel=0.1)
     finding = next(f for f in doc["cluster"]["findings"] if f.startswith("db2:27018"))
     assert "the primary's write latency rose" in finding and "majority writes" in finding
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+def test_a_downloaded_archive_is_read_as_its_folders(bundle: Path, tmp_path: Path, kind: str) -> None:
+    import tarfile
+    import zipfile
+
+    archive = tmp_path / f"support.{kind}"
+    files = sorted(p for p in bundle.rglob("*") if p.is_file())
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in files:
+                z.write(f, f"download/{f.relative_to(bundle)}")
+            z.writestr("../../escape/metrics.evil", b"outside")  # never written outside the scratch folder
+    else:
+        with tarfile.open(archive, "w:gz") as t:
+            for f in files:
+                t.add(f, f"download/{f.relative_to(bundle)}")
+    proc = ckptdiag("report", str(archive), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    cluster = json.loads(proc.stdout)["cluster"]
+    assert cluster["worst_member"] == "db2.example.net:27018" and len(cluster["members"]) >= 3
+    assert not (tmp_path.parent / "escape").exists() and not Path("/escape").exists()
+
+
+def test_an_archive_member_that_inflates_past_its_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    from ckptdiag.errors import InputError
+    from ckptdiag.sources import archives
+
+    monkeypatch.setattr(archives, "MAX_FILE_BYTES", 1 << 20)
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("host/diagnostic.data/metrics.2026-01-01T00-00-00Z-00000", b"\0" * (8 << 20))
+    with pytest.raises(InputError, match=r"claims 8,388,608 bytes, over the limit"):
+        archives.unpack(archive, tmp_path / "out")
+    # a header that lies about the size is caught while copying, at the limit
+    import io
+
+    with pytest.raises(InputError, match=r"inflates past the limit of 1,048,576 bytes"):
+        archives._copy(io.BytesIO(b"\0" * (2 << 20)), io.BytesIO(), 1 << 20, archive, "metrics.x")
+
+
+def test_two_real_servers_ftdc_are_two_members_never_one_window() -> None:
+    from conftest import shared_path
+
+    a = shared_path("ftdc", "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000")
+    b = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
+    assert [m.name for m in group_members((a, b))] == ["ip-10-0-0-192:27017", "byron-ThinkCentre-M910q:27017"]
+    proc = ckptdiag("report", str(a), str(b), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    versions = [m["report"]["server"]["version"] for m in doc["members"]]
+    assert versions == ["4.2.12", "7.0.0-rc6"]  # each member its own server, its own window
+    starts = [m["report"]["window"]["start"][:4] for m in doc["members"]]
+    assert starts == ["2021", "2024"]

@@ -24,24 +24,40 @@ def _has_ftdc(path: Path) -> bool:
     return any(p.name.startswith("metrics.") for p in path.iterdir() if p.is_file())
 
 
-def expand_bundles(paths: tuple[Path, ...]) -> list[Path]:
+def expand_bundles(paths: tuple[Path, ...], scratch: Path | None = None) -> list[Path]:
     """The inputs with every bundle folder (no metrics.* of its own, but folders that hold them,
     directly or in a ``diagnostic.data`` below: a support or Atlas download) replaced by those
-    folders."""
+    folders; an archive of one (``.tar.gz``, ``.zip``) is unpacked into ``scratch`` first."""
+    from ckptdiag.errors import InputError
+    from ckptdiag.sources.archives import is_archive, unpack
+
     out: list[Path] = []
-    for path in paths:
+    for given in paths:
+        path = given
+        if is_archive(given):
+            if scratch is None:
+                raise InputError(f"{given} is an archive", "unpack it, or give it to 'ckptdiag report'")
+            path, taken = unpack(given, scratch)
+            if not taken:
+                raise InputError(
+                    f"{given} holds no FTDC file or recording", "give a support download of diagnostic.data"
+                )
         if not path.is_dir() or _has_ftdc(path) or is_log_dir(path):
             out.append(path)
             continue
-        found = []
-        for sub in sorted(p for p in path.iterdir() if p.is_dir()):
-            inner = sub / "diagnostic.data"
-            if inner.is_dir() and _has_ftdc(inner):
-                found.append(inner)
-            elif _has_ftdc(sub):
-                found.append(sub)
-        out += found or [path]
+        out += _ftdc_folders(path) or [path]
     return out
+
+
+def _ftdc_folders(path: Path, depth: int = 3) -> list[Path]:
+    """The folders under ``path`` (a few levels down, as downloads nest them) that hold FTDC."""
+    found: list[Path] = []
+    for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+        if _has_ftdc(sub):
+            found.append(sub)
+        elif depth > 1:
+            found += _ftdc_folders(sub, depth - 1)
+    return found
 
 
 def member_name(path: Path) -> str | None:
@@ -88,7 +104,7 @@ def _host_port(doc: dict[str, Any]) -> str | None:
     return f"{host}:{port if isinstance(port, int) else 27017}"
 
 
-def group_members(paths: tuple[Path, ...]) -> list[Member]:
+def group_members(paths: tuple[Path, ...], scratch: Path | None = None) -> list[Member]:
     """The inputs by member, in the order they were given. Inputs that do not name their member
     (mongod logs, files without metadata) belong to the one member when there is one, else each
     is named by its folder."""
@@ -96,7 +112,7 @@ def group_members(paths: tuple[Path, ...]) -> list[Member]:
 
     named: dict[str, list[Path]] = {}
     logs: list[Path] = []
-    for path in expand_bundles(paths):
+    for path in expand_bundles(paths, scratch):
         name = member_name(path)
         if name is None and (is_log(path) or (path.is_dir() and is_log_dir(path))):
             logs.append(path)

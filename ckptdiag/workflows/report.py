@@ -200,12 +200,15 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             warn(f"note: log: {line}")
         write_text_output(render(log_report, request.fmt), request.output, request.paths)
         return exit_status(log_report.dx.severity, request.fail_on)
+    import tempfile
+
     from ckptdiag.workflows.members import group_members
 
-    members = group_members(request.paths)
-    if len(members) > 1:
-        return _run_cluster(request, members, warn)
-    report = diagnose_window(members[0].paths, request.since_ms, request.until_ms)
+    with tempfile.TemporaryDirectory(prefix="ckptdiag-unpacked-") as scratch:  # archives, for this run only
+        members = group_members(request.paths, Path(scratch))
+        if len(members) > 1:
+            return _run_cluster(request, members, warn)
+        report = diagnose_window(members[0].paths, request.since_ms, request.until_ms)
     _warn_damage(report, warn)
     write_report(report, request.fmt, request.output, protect=request.paths)
     return exit_status(report.dx.severity, request.fail_on)
