@@ -170,3 +170,24 @@ def test_two_real_servers_ftdc_are_two_members_never_one_window() -> None:
     assert versions == ["4.2.12", "7.0.0-rc6"]  # each member its own server, its own window
     starts = [m["report"]["window"]["start"][:4] for m in doc["members"]]
     assert starts == ["2021", "2024"]
+
+
+def test_members_in_worker_processes_give_the_same_reports_as_one_process(bundle: Path) -> None:
+    import os
+
+    from ckptdiag.workflows.report import workers_for
+
+    def run(jobs: str) -> dict[str, object]:
+        env = {**os.environ, "CKPTDIAG_JOBS": jobs}
+        proc = subprocess.run(
+            [sys.executable, "-m", "ckptdiag", "report", str(bundle), "-f", "json", "--fail-on", "never"],
+            capture_output=True, text=True, timeout=180, check=False, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        for part in (doc, *(m["report"] for m in doc["members"])):
+            part.pop("generated")
+        return doc
+
+    assert workers_for(3) >= 1
+    assert run("1") == run("3")  # byte for byte but the generation time

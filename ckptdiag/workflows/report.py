@@ -222,24 +222,60 @@ def _warn_damage(report: Report, warn: Warn, member: str = "") -> None:
         warn(f"note: {prefix}log: {line}")
 
 
+WORKER_MEMORY = 600 << 20  # what one member's report may take (bench_input_memory.py: at most ~330 MB)
+
+
+def workers_for(jobs: int) -> int:
+    """How many worker processes ``jobs`` members get: one each, bounded by the cores, by the
+    memory available (:data:`WORKER_MEMORY` each), and by $CKPTDIAG_JOBS when set (1: none)."""
+    import psutil
+
+    cores = len(psutil.Process().cpu_affinity() or []) or (os.cpu_count() or 1)
+    by_memory = max(int(psutil.virtual_memory().available // WORKER_MEMORY), 1)
+    limit = os.environ.get("CKPTDIAG_JOBS", "")
+    cap = int(limit) if limit.isdigit() and int(limit) > 0 else cores
+    return max(min(jobs, cores, by_memory, cap), 1)
+
+
+def _diagnose_one(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report | str:
+    """One member's report, or its error as one line (what crosses back from a worker)."""
+    from ckptdiag.errors import CkptdiagError
+
+    try:
+        return diagnose_window(paths, since_ms, until_ms)
+    except CkptdiagError as exc:
+        return exc.one_line()
+
+
+def _diagnose_all(members: list[Member], since_ms: int | None, until_ms: int | None) -> list[Report | str]:
+    """Every member's report, in worker processes where there are cores for them (the same
+    reports as one process gives: each member is read and diagnosed whole by one worker)."""
+    workers = workers_for(len(members))
+    if workers < 2:
+        return [_diagnose_one(m.paths, since_ms, until_ms) for m in members]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_diagnose_one, m.paths, since_ms, until_ms) for m in members]
+        return [f.result() for f in futures]
+
+
 def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
     """One report per member and the cluster view; a member that cannot be read is a note (and
     the run fails only when none can)."""
     from ckptdiag.analysis.cluster import diagnose_cluster
-    from ckptdiag.errors import CkptdiagError, InputError
+    from ckptdiag.errors import InputError
     from ckptdiag.report.cluster import ClusterReport, render
 
     reports: list[tuple[str, Report]] = []
     skipped: list[str] = []
-    for member in members:
-        try:
-            report = diagnose_window(member.paths, request.since_ms, request.until_ms)
-        except CkptdiagError as exc:
-            skipped.append(f"{member.name}: {exc.one_line()}")
-            warn(f"note: member {member.name} skipped: {exc.one_line()}")
+    for member, result in zip(members, _diagnose_all(members, request.since_ms, request.until_ms), strict=True):
+        if isinstance(result, str):
+            skipped.append(f"{member.name}: {result}")
+            warn(f"note: member {member.name} skipped: {result}")
             continue
-        _warn_damage(report, warn, member.name)
-        reports.append((member.name, report))
+        _warn_damage(result, warn, member.name)
+        reports.append((member.name, result))
     if not reports:
         raise InputError(f"none of the {len(members)} members could be read", skipped[0])
     cluster = ClusterReport(diagnose_cluster([(n, r.dx) for n, r in reports]), tuple(reports), tuple(skipped))
