@@ -78,6 +78,13 @@ def test_every_format_shows_the_members(bundle: Path, fmt: str) -> None:
     for name in ("db1.example.net:27017", "db2.example.net:27018", "db3.example.net:27019"):
         assert name in proc.stdout, (fmt, name)
     assert "stalled in 9 of 9 checkpoints" in proc.stdout
+    rows = {}  # the aligned timeline: a row of marks per member
+    for line in proc.stdout.splitlines():
+        name, _, marks = line.partition("  ")
+        if marks and len(marks) >= 96 and set(marks.strip()) <= set("#|. "):
+            rows[name.split(">")[-1].strip()] = marks  # (in HTML the first row follows <pre><code>)
+    assert rows["db2.example.net:27018"].count("#") >= 9 and "#" not in rows["db1.example.net:27017"]
+    assert rows["db1.example.net:27017"].count("|") >= 9
 
 
 def test_a_member_that_cannot_be_read_is_a_note(bundle: Path, tmp_path: Path) -> None:

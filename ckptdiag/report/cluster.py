@@ -4,7 +4,6 @@ then each member's own report (JSON: ``cluster`` and ``members``; docs/report-js
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,11 @@ class ClusterReport:
     dx: ClusterDiagnosis
     members: tuple[tuple[str, Report], ...]
     skipped: tuple[str, ...] = ()  # members that could not be read, with why
+
+    @property
+    def severity(self) -> str:
+        """The verdict (ok, warn, critical)."""
+        return self.dx.severity
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document: the cluster view, then each member's full report."""
@@ -51,11 +55,22 @@ class ClusterReport:
             out += ["## Findings", ""] + [f"- {f}" for f in d.findings] + [""]
         out += ["## Members", "", "| member | role | verdict | checkpoints | stalls |", "|---|---|---|---|---|"]
         out += [f"| {m.name} | {m.role or '-'} | {m.severity} | {m.checkpoints} | {m.stalls} |" for m in d.members]
+        out += ["", "## Timeline (every member on one time axis)", "", "```", *self.timeline(), "```"]
         out += [""] + [f"- skipped: {s}" for s in self.skipped]
         for name, r in self.members:
             body = render_markdown(r).replace("\n#", "\n##")
             out += ["", f"## {name}", "", body.removeprefix("# ").split("\n", 1)[1]]
         return "\n".join(out).rstrip("\n") + "\n"
+
+    def timeline(self) -> list[str]:
+        """Every member's checkpoints and stalls on one time axis (``#`` stall, ``|`` checkpoint)."""
+        windows = [(r.dx.start, r.dx.end) for _, r in self.members]
+        if not windows:
+            return []
+        start, end = min(w[0] for w in windows), max(w[1] for w in windows)
+        width = max((len(n) for n, _ in self.members), default=0)
+        rows = [f"{name:<{width}}  {_marks(r, start, end, TIMELINE_WIDTH)}" for name, r in self.members]
+        return [*rows, f"{'':<{width}}  {iso(start)} .. {iso(end)}  (# stalled checkpoint, | checkpoint)"]
 
     def text(self) -> str:
         """The terminal report: the members table and the findings (each member's detail is in
@@ -68,8 +83,28 @@ class ClusterReport:
             role = m.role or "-"
             counts = f"{m.checkpoints:>5}  {m.stalls:>6}"
             lines.append(f"{m.name:<{width}}  {role:<9}  {m.severity:<8}  {counts}  {m.summary}")
+        lines += ["", *self.timeline()]
         lines += [""] + [f"• {f}" for f in d.findings] + [f"skipped: {s}" for s in self.skipped]
         return "\n".join(lines).rstrip("\n") + "\n"
+
+
+TIMELINE_WIDTH = 96
+
+
+def _marks(report: Report, start: float, end: float, width: int) -> str:
+    """One member's row: ``#`` where a checkpoint stalled it, ``|`` a checkpoint, ``.`` samples,
+    `` `` none, over ``width`` equal bins of [start, end]."""
+    row = [" "] * width
+    tl = report.dx.timeline
+    if tl is None or tl.empty:
+        return "".join(row)
+    span = max(end - start, 1e-9)
+    for t, ckpt, stall in zip(tl["t"].tolist(), tl["checkpoint"].tolist(), tl["stall"].tolist(), strict=True):
+        i = min(int((t - start) / span * width), width - 1)
+        mark = "#" if stall else "|" if ckpt else "."
+        if row[i] == " " or "#|.".index(mark) < "#|.".index(row[i]):
+            row[i] = mark
+    return "".join(row)
 
 
 def _member_json(m: MemberSummary) -> dict[str, Any]:
@@ -83,16 +118,3 @@ def _member_json(m: MemberSummary) -> dict[str, Any]:
         "repl_lag_growth_s_max": m.repl_lag_growth_s,
         "primary_write_latency_ratio_during_stalls": m.primary_latency_ratio,
     }
-
-
-def render(r: ClusterReport, fmt: str) -> str:
-    """``r`` in ``fmt`` (json, md, html, table)."""
-    if fmt == "json":
-        return json.dumps(r.to_json(), indent=2) + "\n"
-    if fmt == "md":
-        return r.markdown()
-    if fmt == "html":
-        from ckptdiag.report.html_page import page
-
-        return page(r.markdown(), r.dx.severity)
-    return r.text()

@@ -4,7 +4,6 @@ with the checkpoints the log's messages give (the weaker evidence, said in its s
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +21,11 @@ class LogOnlyReport:
     dx: LogOnlyDiagnosis
     log: LogSection
     path: str
+
+    @property
+    def severity(self) -> str:
+        """The verdict (ok, warn, critical)."""
+        return self.dx.severity
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (docs/report-json.md#log-only-reports): a full report's keys where the
@@ -92,16 +96,3 @@ class LogOnlyReport:
         lines = [f"mongod log: {self.path}", f"{dx.severity.upper()}  {dx.summary}"]
         lines += [f"• {n}" for n in dx.evidence] + self.log.lines_for_report()
         return "\n".join(lines) + "\n"
-
-
-def render(r: LogOnlyReport, fmt: str) -> str:
-    """``r`` in ``fmt`` (json, md, html, table)."""
-    if fmt == "json":
-        return json.dumps(r.to_json(), indent=2) + "\n"
-    if fmt == "md":
-        return r.markdown()
-    if fmt == "html":
-        from ckptdiag.report.html_page import page
-
-        return page(r.markdown(), r.dx.severity)
-    return r.text()

@@ -193,7 +193,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
         check_output(request.output, request.paths)  # before the work, and again before the write
     recordings, ftdc, logs = _split_inputs(request.paths)
     if logs and not recordings and not ftdc:
-        from ckptdiag.report.logonly import render
+        from ckptdiag.report.render import render
 
         log_report = log_only_report(logs, request.since_ms, request.until_ms)
         for line in log_report.log.damaged:
@@ -265,7 +265,8 @@ def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> E
     the run fails only when none can)."""
     from ckptdiag.analysis.cluster import diagnose_cluster
     from ckptdiag.errors import InputError
-    from ckptdiag.report.cluster import ClusterReport, render
+    from ckptdiag.report.cluster import ClusterReport
+    from ckptdiag.report.render import render
 
     reports: list[tuple[str, Report]] = []
     skipped: list[str] = []
