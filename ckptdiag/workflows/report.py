@@ -230,7 +230,10 @@ def workers_for(jobs: int) -> int:
     memory available (:data:`WORKER_MEMORY` each), and by $CKPTDIAG_JOBS when set (1: none)."""
     import psutil
 
-    cores = len(psutil.Process().cpu_affinity() or []) or (os.cpu_count() or 1)
+    try:  # the cores this process may run on (a container's or taskset's share), where the OS says
+        cores = len(psutil.Process().cpu_affinity() or []) or (os.cpu_count() or 1)
+    except (AttributeError, psutil.Error):  # macOS has no affinity
+        cores = os.cpu_count() or 1
     by_memory = max(int(psutil.virtual_memory().available // WORKER_MEMORY), 1)
     limit = os.environ.get("CKPTDIAG_JOBS", "")
     cap = int(limit) if limit.isdigit() and int(limit) > 0 else cores
