@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import stat
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO, cast
 
 from ckptdiag.errors import InputError
 
@@ -33,6 +36,30 @@ def check_readable(path: Path, error: type[InputError] = InputError) -> os.stat_
         f"{path} is {kind}, not a file ckptdiag can read to its end",
         "copy the data into a regular file first, then give that file",
     )
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+HEAD_INFLATED_MAX = 1 << 20  # what the first bytes of a gzip file may inflate to when peeked at
+
+
+def open_maybe_gzip(path: Path) -> IO[bytes]:
+    """``path`` opened for reading, through gzip when its first bytes say it is gzip."""
+    with open(path, "rb") as probe:
+        gz = probe.read(2) == GZIP_MAGIC
+    return cast("IO[bytes]", gzip.open(path, "rb")) if gz else open(path, "rb")
+
+
+def head(path: Path, size: int) -> bytes | None:
+    """The first ``size`` bytes of ``path``, inflated when it is gzip (a file still being written,
+    without its trailer, inflates as far as it goes), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.read(size)
+        if first[:2] == GZIP_MAGIC:
+            return zlib.decompressobj(wbits=31).decompress(first, HEAD_INFLATED_MAX)
+    except (OSError, zlib.error):
+        return None
+    return first
 
 
 def resolved_files(paths: Iterable[Path]) -> set[Path]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable
+from ckptdiag.inputs import check_readable, head, open_maybe_gzip
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,13 +166,8 @@ def _gzip_header_end(data: bytes) -> int | None:
 
 def read_header(path: Path) -> dict[str, Any]:
     """The header of a recording (its first line, read alone: a day's file is not inflated for it)."""
-    import gzip
-
-    with open(path, "rb") as probe:
-        gz = probe.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gz else open
     try:
-        with opener(path, "rb") as fh:
+        with open_maybe_gzip(path) as fh:
             line = fh.readline(1 << 20)
     except (OSError, EOFError, zlib.error):
         line = b""
@@ -181,17 +176,10 @@ def read_header(path: Path) -> dict[str, Any]:
 
 def is_recording(path: Path) -> bool:
     """Whether ``path`` starts like a ckptdiag recording."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
+    first = head(path, 4096)
+    if first is None:
         return False
-    if head[:2] == b"\x1f\x8b":
-        try:
-            head = zlib.decompressobj(wbits=31).decompress(head)
-        except zlib.error:
-            return False
-    return head.lstrip().startswith(b'{"type":"header"') or b'"format":"ckptdiag-recording"' in head[:2048]
+    return first.lstrip().startswith(b'{"type":"header"') or b'"format":"ckptdiag-recording"' in first[:2048]
 
 
 try:  # a day of samples is 86,400 lines: orjson parses them ~4x faster than json

@@ -16,10 +16,10 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable
+from ckptdiag.inputs import check_readable, open_maybe_gzip
 
 try:  # orjson parses a slow-query line several times faster than json
     from orjson import loads as _loads
@@ -101,7 +101,7 @@ def read_log(paths: Iterable[Path], report: LogReport | None = None, wanted: Wan
     report = report if report is not None else LogReport()
     for path in log_files(paths):
         report.files.append(str(path))
-        with _open(path) as fh:
+        with open_maybe_gzip(path) as fh:
             try:
                 for body in _blocks(fh, report):
                     if wanted is None:
@@ -208,14 +208,6 @@ def _short_lines(body: bytes, report: LogReport) -> Iterator[bytes]:
     kept = [line for line in body.split(b"\n")[:-1] if len(line) <= MAX_LINE]
     report.too_long += body.count(b"\n") - len(kept)
     yield b"\n".join(kept) + b"\n" if kept else b""
-
-
-def _open(path: Path) -> IO[bytes]:
-    with open(path, "rb") as probe:
-        gz = probe.read(2) == b"\x1f\x8b"
-    if gz:
-        return cast("IO[bytes]", gzip.open(path, "rb"))
-    return open(path, "rb")
 
 
 def parse_line(raw: bytes) -> LogLine | None:

@@ -3,13 +3,12 @@ config handed to the settings in force, their slow operations set against the ch
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from dataclasses import replace
 from pathlib import Path
 
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.facts import ServerFacts
+from ckptdiag.inputs import head
 from ckptdiag.recording import utc_iso
 from ckptdiag.report.logonly import LogOnlyReport
 from ckptdiag.report.logsection import LogSection
@@ -19,14 +18,10 @@ from ckptdiag.sources.mongodlog import LogReport, parse_line
 
 def is_log(path: Path) -> bool:
     """Whether ``path`` is a mongod log (plain or gzip): its first line is one, in either format."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 16)
-        if head[:2] == b"\x1f\x8b":
-            head = zlib.decompressobj(wbits=31).decompress(head, 1 << 16)
-    except (OSError, zlib.error, EOFError, gzip.BadGzipFile):
+    start = head(path, 1 << 16)
+    if start is None:
         return False
-    first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    first = next((line for line in start.split(b"\n") if line.strip()), b"")
     return parse_line(first) is not None
 
 
