@@ -33,6 +33,11 @@ def is_log_dir(path: Path) -> bool:
     )
 
 
+def is_log_input(path: Path) -> bool:
+    """Whether an input is a mongod log: a log file, or a directory of them."""
+    return is_log_dir(path) if path.is_dir() else is_log(path)
+
+
 def check_logs(paths: tuple[Path, ...]) -> None:
     """Refuse, before any work, a ``--log`` that is not a mongod log or a directory of them."""
     from ckptdiag.errors import UsageError
@@ -40,7 +45,7 @@ def check_logs(paths: tuple[Path, ...]) -> None:
 
     for path in paths:
         check_readable(path)
-        if not (is_log_dir(path) if path.is_dir() else is_log(path)):
+        if not is_log_input(path):
             raise UsageError(
                 f"{path} is not a mongod log (neither JSON log lines nor mongod's text format)",
                 "give mongod.log, a rotated mongod.log.<time>[.gz], or the directory that holds them",
@@ -76,7 +81,6 @@ def log_only_report(paths: list[Path], since_ms: int | None, until_ms: int | Non
     """A report from mongod's log alone: its checkpoint messages and slow operations."""
     from ckptdiag.analysis.logonly import diagnose_log
     from ckptdiag.errors import InputError
-    from ckptdiag.report.logonly import LogOnlyReport
 
     events, report = read_logs(paths, since_ms, until_ms)
     times = [m.t for m in events.checkpoints] + events.slow_ops.t.tolist() + list(events.starts)

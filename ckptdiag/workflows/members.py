@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ckptdiag import recording
-from ckptdiag.workflows.logs import is_log, is_log_dir
+from ckptdiag.workflows.logs import is_log_dir, is_log_input
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,12 @@ def expand_bundles(paths: tuple[Path, ...], scratch: Path | None = None) -> list
     directly or in a ``diagnostic.data`` below: a support or Atlas download) replaced by those
     folders; an archive of one (``.tar.gz``, ``.zip``) is unpacked into ``scratch`` first."""
     from ckptdiag.errors import InputError
+    from ckptdiag.inputs import check_readable
     from ckptdiag.sources.archives import is_archive, unpack
 
     out: list[Path] = []
     for given in paths:
+        check_readable(given)  # before anything opens it: a FIFO would block the first read
         path = given
         if is_archive(given):
             if scratch is None:
@@ -62,7 +64,7 @@ def _ftdc_folders(path: Path, depth: int = 3) -> list[Path]:
 
 def member_name(path: Path) -> str | None:
     """``host:port`` as the input's own metadata gives it (FTDC's hostInfo and getCmdLineOpts, a
-    recording's header), or None when it does not."""
+    recording's header), or None when it does not (a mongod log is told apart before)."""
     if path.is_file() and recording.is_recording(path):
         try:
             server = recording.read_header(path).get("server")
@@ -70,8 +72,6 @@ def member_name(path: Path) -> str | None:
             return None
         host = server.get("host") if isinstance(server, dict) else None
         return host if isinstance(host, str) and host else None
-    if is_log(path) or (path.is_dir() and is_log_dir(path)):
-        return None
     return _ftdc_member(path)
 
 
@@ -113,11 +113,10 @@ def group_members(paths: tuple[Path, ...], scratch: Path | None = None) -> list[
     named: dict[str, list[Path]] = {}
     logs: list[Path] = []
     for path in expand_bundles(paths, scratch):
-        name = member_name(path)
-        if name is None and (is_log(path) or (path.is_dir() and is_log_dir(path))):
+        if is_log_input(path):
             logs.append(path)
         else:  # files without metadata: named by their folder
-            named.setdefault(name or _folder_name(path), []).append(path)
+            named.setdefault(member_name(path) or _folder_name(path), []).append(path)
     if len(named) <= 1:
         only = next(iter(named), _folder_name(paths[0]))
         return [Member(only, (*named.get(only, []), *logs))]

@@ -161,13 +161,19 @@ def _ftdc_window(
 def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
     """Diagnose recordings or FTDC in a window, with mongod's logs where given, and advise on the
     diagnosis."""
+    return _diagnose(*_split_inputs(paths), since_ms, until_ms)
+
+
+def _diagnose(
+    recordings: list[Path], ftdc: list[Path], logs: list[Path], since_ms: int | None, until_ms: int | None
+) -> Report:
+    """:func:`diagnose_window` of inputs already told apart (recordings, FTDC, logs)."""
     from ckptdiag.advice.rules import recommend
     from ckptdiag.analysis.diagnosis import diagnose
     from ckptdiag.errors import UsageError
     from ckptdiag.report.document import Report
     from ckptdiag.workflows import logs as mongod_logs
 
-    recordings, ftdc, logs = _split_inputs(paths)
     if recordings and ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     if recordings:
@@ -187,31 +193,35 @@ def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int
 def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     """Diagnose a window of recordings or FTDC (or of mongod's log alone), write the report, and
     return the exit status its verdict maps to under ``--fail-on``."""
-    from ckptdiag.workflows.logs import log_only_report
-
-    if request.output is not None:
-        check_output(request.output, request.paths)  # before the work, and again before the write
-    recordings, ftdc, logs = _split_inputs(request.paths)
-    if logs and not recordings and not ftdc:
-        from ckptdiag.report.render import render
-
-        log_report = log_only_report(logs, request.since_ms, request.until_ms)
-        for line in log_report.log.damaged:
-            warn(f"note: log: {line}")
-        write_text_output(render(log_report, request.fmt), request.output, request.paths)
-        return exit_status(log_report.dx.severity, request.fail_on)
     import tempfile
 
     from ckptdiag.workflows.members import group_members
 
+    if request.output is not None:
+        check_output(request.output, request.paths)  # before the work, and again before the write
     with tempfile.TemporaryDirectory(prefix="ckptdiag-unpacked-") as scratch:  # archives, for this run only
         members = group_members(request.paths, Path(scratch))
         if len(members) > 1:
             return _run_cluster(request, members, warn)
-        report = diagnose_window(members[0].paths, request.since_ms, request.until_ms)
+        recordings, ftdc, logs = _split_inputs(members[0].paths)
+        if logs and not recordings and not ftdc:
+            return _run_log_only(request, logs, warn)
+        report = _diagnose(recordings, ftdc, logs, request.since_ms, request.until_ms)
     _warn_damage(report, warn)
     write_report(report, request.fmt, request.output, protect=request.paths)
     return exit_status(report.dx.severity, request.fail_on)
+
+
+def _run_log_only(request: ReportRequest, logs: list[Path], warn: Warn) -> ExitStatus:
+    """The report of mongod's log alone."""
+    from ckptdiag.report.render import render
+    from ckptdiag.workflows.logs import log_only_report
+
+    log_report = log_only_report(logs, request.since_ms, request.until_ms)
+    for line in log_report.log.damaged:
+        warn(f"note: log: {line}")
+    write_text_output(render(log_report, request.fmt), request.output, request.paths)
+    return exit_status(log_report.dx.severity, request.fail_on)
 
 
 def _warn_damage(report: Report, warn: Warn, member: str = "") -> None:
