@@ -324,8 +324,8 @@ def _cache(facts: ServerFacts, observed_bytes: float | None) -> Setting:
     if cache_gb:
         return Setting(cache_gb * 2**30, f"{facts.cmdline_source} cacheSizeGB")
     logged = parse_config(facts.open_config or "").get("cache_size")
-    if isinstance(logged, str) and _size(logged):
-        return Setting(_size(logged), facts.open_config_source or "log")
+    if isinstance(logged, str) and (size := _size(logged)):
+        return Setting(size, facts.open_config_source or "log")
     return Setting(None, "unknown", inferred=True)
 
 

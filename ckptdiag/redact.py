@@ -146,14 +146,14 @@ def _redact_argv(argv: list[str]) -> list[str]:
             hide_next = False
             continue
         if arg.startswith("-"):
-            name, eq, _value = arg.lstrip("-").partition("=")
-            if is_secret_name(name):
+            option, eq, value = arg.partition("=")
+            if is_secret_name(option.lstrip("-")):
                 if eq:
-                    arg = f"{arg.split('=', 1)[0]}={REDACTED}"
+                    arg = f"{option}={REDACTED}"
                 else:
                     hide_next = True
             elif eq:  # --setParameter=ldapQueryPassword=..., --wiredTigerEngineConfigString=...
-                arg = f"{arg.split('=', 1)[0]}={redact_assignments(arg.split('=', 1)[1])}"
+                arg = f"{option}={redact_assignments(value)}"
         elif "://" in arg and "@" in arg:
             arg = redact_uri(arg)
         else:  # the value after --setParameter, a config string given as its own argument

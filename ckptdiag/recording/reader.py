@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -254,10 +256,17 @@ def _header(path: Path, line: bytes | None) -> dict[str, Any]:
 NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
 
 
-def _damaged(rec: Recording, number: int) -> None:
-    rec.damaged_lines += 1  # skip it: every other line is still good
+def _damaged(rec: Recording, number: Callable[[], int]) -> None:
+    """Count a damaged line (skip it: every other line is still good) and, among the first
+    :data:`NAMED_DAMAGE`, name it by its ``number()`` (worked out only for those named)."""
+    rec.damaged_lines += 1
     if len(rec.damaged_at) < NAMED_DAMAGE:
-        rec.damaged_at.append(number)
+        rec.damaged_at.append(number())
+
+
+def _line_number(text: bytes, offset: int) -> int:
+    """The number of the line that starts at ``offset`` (counted: only for the lines named)."""
+    return text.count(b"\n", 0, offset) + 1
 
 
 def _parse(line: bytes, rec: Recording, number: int) -> dict[str, Any] | None:
@@ -265,7 +274,7 @@ def _parse(line: bytes, rec: Recording, number: int) -> dict[str, Any] | None:
     try:
         obj = _loads(line)
     except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError too
-        _damaged(rec, number)
+        _damaged(rec, lambda: number)
         return None
     if not isinstance(obj, dict):
         return None
@@ -300,9 +309,7 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
             obj = _loads(text[start:stop])
         except (ValueError, RecursionError):
             for i in members:  # same shape, same fate: none of them is JSON
-                rec.damaged_lines += 1
-                if len(rec.damaged_at) < NAMED_DAMAGE:  # numbered by counting: only the few named
-                    rec.damaged_at.append(text.count(b"\n", 0, int(lines[i, 0])) + 1)
+                _damaged(rec, partial(_line_number, text, int(lines[i, 0])))
             continue
         if not isinstance(obj, dict):
             continue

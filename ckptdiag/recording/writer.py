@@ -106,7 +106,6 @@ class RecordingWriter:
         self.path = path
         self.stream = stream
         self.flush_every_s = flush_every_s
-        self.lines = 0
         self.samples = 0
         self.flushed = 0  # samples known to be in the file: those written before the last good flush
         self._last_flush: float | None = None
@@ -152,7 +151,6 @@ class RecordingWriter:
                 self.stream.flush()  # pipes get every sample at once
             except BrokenPipeError:
                 self.stream = None  # the reader went away (| head): keep recording to the file
-        self.lines += 1
         if obj.get("type") == "sample":
             self.samples += 1
         if self._last_flush is None or now - self._last_flush >= self.flush_every_s:
