@@ -10,9 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
-def _as_float(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+from ckptdiag.sanity import as_float
 
 
 @dataclass(frozen=True)
@@ -66,9 +64,9 @@ class ServerFacts:
             "memSizeMB": info.get("mem_size_mb"),
             "numCores": info.get("num_cores"),
         }
-        cache_gb = _as_float(engine.get("cacheSizeGB"))
-        mem_mb = _as_float(system.get("memSizeMB"))
-        cores = _as_float(system.get("numCores"))
+        cache_gb = as_float(engine.get("cacheSizeGB"))
+        mem_mb = as_float(system.get("memSizeMB"))
+        cores = as_float(system.get("numCores"))
         config = engine.get("configString")
         name = _mapping(info.get("os")).get("name")
         return cls(

@@ -3,15 +3,30 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EARLIEST_S = 0.0
 LATEST_S = 9_000_000_000.0  # 2255: pandas' nanosecond times end in 2262
 ABSURD = 2.0**64  # no serverStatus counter or gauge goes beyond 64 bits
 
 
+def is_number(value: Any) -> bool:
+    """Whether a value parsed from JSON or BSON is a number: an int or a float, never a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def as_float(value: Any) -> float | None:
+    """``value`` as a float when it is a number (:func:`is_number`), else None."""
+    return float(value) if is_number(value) else None
+
+
 def plausible_times(t: np.ndarray) -> np.ndarray:
     """Which times (seconds since the epoch) could be a sample's: finite, 1970-2255."""
+    import numpy as np
+
     with np.errstate(invalid="ignore"):
         ok: np.ndarray = np.isfinite(t) & (t >= EARLIEST_S) & (t <= LATEST_S)
     return ok
@@ -19,6 +34,8 @@ def plausible_times(t: np.ndarray) -> np.ndarray:
 
 def reject_absurd(values: np.ndarray) -> int:
     """Set infinite values and values of 2**64 or more (either sign) to NaN, in place; how many."""
+    import numpy as np
+
     with np.errstate(invalid="ignore"):
         bad = np.isinf(values) | (np.abs(values) >= ABSURD)
     count = int(np.count_nonzero(bad))

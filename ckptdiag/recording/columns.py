@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ckptdiag.sanity import is_number
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -85,7 +87,7 @@ def _tidy(sample: dict[str, Any]) -> dict[str, Any]:
     ok_hist = hist is None or (
         isinstance(hist, dict)
         and all(
-            isinstance(v, list) and all(isinstance(b, list) and len(b) == 2 and _is_number(b[0]) for b in v)
+            isinstance(v, list) and all(isinstance(b, list) and len(b) == 2 and is_number(b[0]) for b in v)
             for v in hist.values()
         )
     )
@@ -97,10 +99,6 @@ def _tidy(sample: dict[str, Any]) -> dict[str, Any]:
         "disk": disk if ok_disk else None,
         "hist": hist if ok_hist else None,
     }
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _floats(rows: list[Any]) -> np.ndarray:
@@ -115,7 +113,7 @@ def _floats(rows: list[Any]) -> np.ndarray:
         pass
 
     def number(v: Any) -> float:
-        if not _is_number(v):
+        if not is_number(v):
             return float("nan")
         try:
             return float(v)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.redact import redact_assignments, redact_doc
+from ckptdiag.sanity import as_float
 from ckptdiag.sources.mongodlog import LogLine, LogReport, Wanted, read_log
 
 # JSON message ids (stable across 4.4-8.x): mongod's logv2 ids
@@ -273,7 +274,7 @@ def _micros_sum(value: Any) -> float:
     """The sum of every ``timeAcquiringMicros``-like number under ``value`` (by lock mode)."""
     if isinstance(value, Mapping):
         return sum(_micros_sum(v) for v in value.values())
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    return as_float(value) or 0.0
 
 
 def _slow_json(line: LogLine) -> SlowOp | None:
@@ -308,7 +309,7 @@ def _slow_json(line: LogLine) -> SlowOp | None:
         Waits(
             locks_ms=lock_us / 1000 if lock_us is not None else None,
             storage_ms=storage_us / 1000 if storage_us is not None else None,
-            write_concern_ms=_number(a.get("waitForWriteConcernDurationMillis")),
+            write_concern_ms=as_float(a.get("waitForWriteConcernDurationMillis")),
             flow_control_ms=_micros_sum(flow.get("timeAcquiringMicros")) / 1000 if isinstance(flow, Mapping) else None,
             queued_ms=_queued_ms(queues),
         ),
@@ -319,10 +320,6 @@ def _queued_ms(queues: Any) -> float | None:
     if not isinstance(queues, Mapping):
         return None
     return sum(_micros_sum(q.get("totalTimeQueuedMicros")) for q in queues.values() if isinstance(q, Mapping)) / 1000
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _slow_legacy(line: LogLine) -> SlowOp | None:
