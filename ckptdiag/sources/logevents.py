@@ -55,8 +55,9 @@ class SlowOp:
 
 @dataclass(frozen=True)
 class CheckpointMessage:
-    """A log line about a checkpoint: ``progress`` (4.4+: running for N s so far), ``saving``
-    (4.4+: the checkpoint saves its snapshot, near its end), ``took`` (3.x-4.2: N s in all)."""
+    """A log line about a checkpoint: ``saving`` (4.4+: "saving checkpoint snapshot", logged as
+    each checkpoint starts), ``progress`` (4.4+: running for N s so far), ``took`` (3.x-4.2: N s
+    in all, after a slow one)."""
 
     t: float
     kind: str

@@ -146,13 +146,12 @@ def _found_lines(body: bytes, wanted: Wanted, report: LogReport) -> Iterator[Log
         end = body.find(b"\n", at)
         if _ODD_START.match(body, start):
             continue  # counted among the odd starts already: neither format
-        parsed += 1
         line = parse_line(body[start:end])
-        if line is not None:
-            yield line
-        else:
-            parsed -= 1
+        if line is None:
             odd += 1  # found, but not a log line after all
+            continue
+        parsed += 1
+        yield line
     report.lines += total
     report.unparsed += odd
     report.skipped += total - parsed - odd
@@ -197,7 +196,8 @@ def _longest_line(body: bytes) -> int:
     ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 10)
     if not ends.size:
         return len(body)
-    return int(max(ends[0], np.diff(ends).max(initial=0), len(body) - 1 - ends[-1]))
+    # the distance between two newlines is the line between them plus its newline
+    return int(max(ends[0], np.diff(ends).max(initial=1) - 1, len(body) - 1 - ends[-1]))
 
 
 def _short_lines(body: bytes, report: LogReport) -> Iterator[bytes]:
