@@ -222,3 +222,20 @@ def test_without_checkpoint_messages_bursts_of_slow_operations_stand_in_and_say_
     assert dx.period_s == pytest.approx(60.0) and dx.severity == "ok"  # a guess is never a warning
     assert "slow-operation bursts (no checkpoint message in the log)" in dx.summary
     assert any("stand in for checkpoints" in e for e in dx.evidence)
+
+
+def test_placing_slow_operations_by_binary_search_matches_window_by_window() -> None:
+    import numpy as np
+
+    from ckptdiag.analysis.slowops import _window_of
+
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        starts = np.sort(rng.uniform(0, 100, int(rng.integers(0, 8))))
+        windows = [(float(s), float(s + rng.choice([0.0, rng.uniform(0, 30), rng.uniform(0, 3)]))) for s in starts]
+        end = rng.uniform(0, 120, 50)
+        begin = end - rng.choice([0, 1, 5, 20], 50) * rng.random(50)
+        expected = np.full(50, -1)
+        for i, (lo, hi) in enumerate(windows):  # the definition: the first window each one meets
+            expected[(expected < 0) & (end >= lo) & (begin <= hi)] = i
+        assert np.array_equal(_window_of(begin, end, windows), expected)

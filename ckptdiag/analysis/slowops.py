@@ -70,10 +70,10 @@ def correlate(ops: SlowOps, episodes: Sequence[Episode], start: float, end: floa
     ]
     writes = np.isin(ops.command[keep], [i for i, n in enumerate(ops.names) if n in WRITE_COMMANDS])
     duration = ops.duration_ms[keep]
-    per = tuple(
-        (int(n), float(duration[which == i].max()) if n else None)
-        for i, n in enumerate(np.bincount(which[inside], minlength=len(windows)))
-    )
+    counts = np.bincount(which[inside], minlength=len(windows))
+    longest = np.zeros(len(windows), dtype=np.float64)
+    np.maximum.at(longest, which[inside], duration[inside])  # one pass, not one per checkpoint
+    per = tuple((int(n), float(m) if n else None) for n, m in zip(counts, longest, strict=True))
     dominant, median = _dominant_wait(ops.waits_ms[keep][inside], duration[inside])
     corr = SlowOpCorrelation(
         groups[0],
@@ -90,8 +90,25 @@ def correlate(ops: SlowOps, episodes: Sequence[Episode], start: float, end: floa
 
 
 def _window_of(begin: np.ndarray, end: np.ndarray, windows: list[tuple[float, float]]) -> np.ndarray:
-    """For each operation ``[begin, end]``, the index of the first window it meets, or -1."""
+    """For each operation ``[begin, end]``, the index of the first window it meets, or -1.
+
+    Checkpoints come in time order, so the windows' starts do not go back: then the first window
+    an operation can meet is the first whose end (the running highest) reaches its begin, found
+    by one binary search for every operation, and it meets it when that window starts before the
+    operation ends (any later one starts later still). Otherwise, window by window."""
     out = np.full(begin.size, -1, dtype=np.int64)
+    if not windows:
+        return out
+    lo_all = np.array([w[0] for w in windows], dtype=np.float64)
+    hi_all = np.array([w[1] for w in windows], dtype=np.float64)
+    if bool(np.all(np.diff(lo_all) >= 0)):
+        reach = np.maximum.accumulate(hi_all)
+        first = np.searchsorted(reach, begin, side="left")
+        inside = first < len(windows)
+        hit = inside.copy()
+        hit[inside] = lo_all[first[inside]] <= end[inside]
+        out[hit] = first[hit]
+        return out
     for i, (lo, hi) in enumerate(windows):
         hit = (out < 0) & (end >= lo) & (begin <= hi)
         out[hit] = i
