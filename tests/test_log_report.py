@@ -222,6 +222,14 @@ def test_without_checkpoint_messages_bursts_of_slow_operations_stand_in_and_say_
     assert dx.period_s == pytest.approx(60.0) and dx.severity == "ok"  # a guess is never a warning
     assert "slow-operation bursts (no checkpoint message in the log)" in dx.summary
     assert any("stand in for checkpoints" in e for e in dx.evidence)
+    # every format draws them, each with its own slow operations (it failed: one count per
+    # checkpoint message was read for each burst)
+    from ckptdiag.report.render import render
+
+    doc = json.loads(render(report, "json"))
+    assert [e["slow_ops"] for e in doc["checkpoints"]["episodes"]] == [20] * 8
+    for fmt in ("md", "html", "table"):
+        assert "slow-operation bursts" in render(report, fmt)
 
 
 def test_placing_slow_operations_by_binary_search_matches_window_by_window() -> None:

@@ -35,6 +35,7 @@ class LogOnlyDiagnosis:
     correlation: SlowOpCorrelation
     bursts: tuple[tuple[float, float, int], ...]  # (start, end, slow operations) far above the usual rate
     bursts_in_checkpoints: int  # of those, how many meet a checkpoint
+    per_episode: tuple[tuple[int, float | None], ...]  # per episode: (slow operations, longest ms)
     severity: str  # ok or warn
     summary: str
     evidence: tuple[str, ...]
@@ -97,6 +98,8 @@ def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosi
     # the bursts are not set against themselves: slow operations are placed only against messages
     correlation = correlate(events.slow_ops, () if guessed else episodes, start, end)
     met = 0 if guessed else sum(_meets(episodes, b0, b1) for b0, b1, _ in bursts)
+    # a burst standing in for a checkpoint holds its own slow operations (their longest: not kept)
+    per = tuple((n, None) for _, _, n in bursts) if guessed else correlation.per_checkpoint
     severity = "warn" if correlation.finding else "ok"
     period_text = f", one every {period:.0f} s" if period else ""
     what = "slow-operation bursts (no checkpoint message in the log)" if guessed else "checkpoints"
@@ -106,7 +109,7 @@ def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosi
         f"operations, {correlation.inside.count:,} inside checkpoints"
     )
     return LogOnlyDiagnosis(
-        start, end, episodes, period, correlation, bursts, met, severity, summary,
+        start, end, episodes, period, correlation, bursts, met, per, severity, summary,
         _evidence(correlation, bursts, met, guessed, bool(episodes)),
     )  # fmt: skip
 

@@ -30,8 +30,7 @@ class LogOnlyReport:
     def to_json(self) -> dict[str, Any]:
         """The JSON document (docs/report-json.md#log-only-reports): a full report's keys where the
         log can fill them, ``source.kind`` ``log``."""
-        dx, c = self.dx, self.dx.correlation
-        per = dict(enumerate(c.per_checkpoint))
+        dx = self.dx
         doc: dict[str, Any] = clean(
             {
                 "schema_version": SCHEMA_VERSION,
@@ -54,10 +53,10 @@ class LogOnlyReport:
                             "duration_s": e.duration_s,
                             "exact_duration": e.exact_duration,
                             "evidence": e.evidence,
-                            "slow_ops": per[i][0],
-                            "longest_slow_op_ms": per[i][1],
+                            "slow_ops": n,
+                            "longest_slow_op_ms": longest,
                         }
-                        for i, e in enumerate(dx.episodes)
+                        for e, (n, longest) in zip(dx.episodes, dx.per_episode, strict=True)
                     ],
                 },
                 "slow_op_bursts": [
@@ -84,7 +83,7 @@ class LogOnlyReport:
                 "| start | duration | slow ops |",
                 "|---|---|---|",
             ]
-            for e, (n, _) in zip(dx.episodes, dx.correlation.per_checkpoint, strict=True):
+            for e, (n, _) in zip(dx.episodes, dx.per_episode, strict=True):
                 duration = f"{e.duration_s:g} s" if e.duration_s is not None else "-"
                 out.append(f"| {iso(e.start)} | {duration} | {n} |")
         out += ["", f"_ckptdiag {__version__}_"]
