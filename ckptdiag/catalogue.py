@@ -645,6 +645,54 @@ def coverage(doc: Mapping[str, Any], version: Version | None = None) -> Coverage
     return Coverage(version, resolved, tuple(not_in_version), tuple(missing), tuple(standalone))
 
 
+# --- replica-set membership ------------------------------------------------------------------
+# Not metrics (names and lists, not numbers): who the member is in its set, read by the sampler
+# to record role changes and by the cluster recorder to follow the membership.
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaState:
+    """A member's place in its replica set, as its serverStatus ``repl`` section gives it."""
+
+    set_name: str
+    role: str  # primary, secondary, arbiter, or other (starting up, recovering, rolling back)
+    me: str | None
+    primary: str | None
+    hosts: tuple[str, ...]  # data-bearing members it lists (hosts and passives; hidden ones are not)
+    set_version: int | None
+
+
+def replica_state(doc: Mapping[str, Any]) -> ReplicaState | None:
+    """The member's replica-set state from ``repl`` (None: a standalone server or no section).
+
+    ``repl.ismaster`` was renamed ``repl.isWritablePrimary`` in 5.0 (4.4.2 kept both).
+
+    >>> replica_state({"repl": {"setName": "rs0", "isWritablePrimary": True, "hosts": ["a:1"]}}).role
+    'primary'
+    """
+    repl = doc.get("repl")
+    if not isinstance(repl, Mapping) or not isinstance(repl.get("setName"), str):
+        return None
+    if repl.get("isWritablePrimary", repl.get("ismaster")) is True:
+        role = "primary"
+    elif repl.get("secondary") is True:
+        role = "secondary"
+    elif repl.get("arbiterOnly") is True:
+        role = "arbiter"
+    else:
+        role = "other"
+    listed = [h for key in ("hosts", "passives") for h in (repl.get(key) or ()) if isinstance(h, str)]
+    version = repl.get("setVersion")
+    return ReplicaState(
+        set_name=repl["setName"],
+        role=role,
+        me=repl["me"] if isinstance(repl.get("me"), str) else None,
+        primary=repl["primary"] if isinstance(repl.get("primary"), str) else None,
+        hosts=tuple(listed),
+        set_version=int(version) if isinstance(version, (int, float)) and not isinstance(version, bool) else None,
+    )
+
+
 # --- eviction state ----------------------------------------------------------------------------
 # WT_CACHE_EVICT_* bits in src/include/cache.h: the layout moved in 7.0 (mongodb-facts.md §3a).
 _EVICTION_BITS_OLD = {

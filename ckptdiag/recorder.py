@@ -68,6 +68,7 @@ class _Loop:
     lost_at: float | None = None
     last_uptime: float | None = None
     covered: bool = False
+    replica: catalogue.ReplicaState | None = None  # the member's place in its set, last sample
 
     def restarted(self, doc: Mapping[str, Any]) -> bool:
         """Whether this reply comes from a restarted server (uptime went back, or another pid)."""
@@ -130,13 +131,19 @@ class Sampler:
                 return
             self.clock.sleep(min(left, 0.2))
 
-    def run(self, info: ServerInfo) -> RecordResult:
-        """Sample until the duration is over or :meth:`request_stop` is called."""
+    def run(self, info: ServerInfo, start: float | None = None) -> RecordResult:
+        """Sample until the duration is over or :meth:`request_stop` is called.
+
+        ``start`` is the tick grid's origin (monotonic): every member of a cluster is sampled on
+        one grid, and one that joins later takes the grid's next tick; the duration counts from
+        it. Without it the grid starts now."""
         result = RecordResult()
         state = _Loop(info=info, pid=info.pid)
-        start = self.clock.monotonic()
+        now = self.clock.monotonic()
+        start = now if start is None else start
         end = math.inf if self.duration is None else start + self.duration + 1e-9
-        tick = 0
+        # the first tick not late by over half an interval (the rule for every tick, _next_tick)
+        tick = max(math.ceil((now - start) / self.interval - 0.5), 0)
         try:
             while True:
                 deadline = start + tick * self.interval
@@ -229,6 +236,7 @@ class Sampler:
         )
         if sample.get("wt_missing"):
             result.wt_missing += 1
+        self._role_event(state, catalogue.replica_state(doc), result)
         self.writer.write(sample, mono)
         if not state.covered and not sample.get("wt_missing"):
             state.covered = True
@@ -239,6 +247,29 @@ class Sampler:
         state.pending_skip = 0
         if self.on_sample is not None:
             self.on_sample(sample)
+
+    def _role_event(self, state: _Loop, now: catalogue.ReplicaState | None, result: RecordResult) -> None:
+        """A ``role`` event when the member's role, its primary or its set's configuration
+        changed (and at its first sample): failovers, elections and members joining or leaving."""
+        before = state.replica
+        state.replica = now
+        if now is None or (
+            before is not None
+            and (before.role, before.primary, before.set_version, before.hosts)
+            == (now.role, now.primary, now.set_version, now.hosts)
+        ):
+            return
+        self._event(
+            "role",
+            result,
+            role=now.role,
+            previous=before.role if before else None,
+            set=now.set_name,
+            primary=now.primary,
+            set_version=now.set_version,
+            hosts=list(now.hosts),
+            next_seq=state.seq,
+        )
 
     def _coverage_event(self, doc: Mapping[str, Any], info: ServerInfo, result: RecordResult) -> None:
         # Once per recording: which path each metric came from, and what this version lacks.
@@ -277,12 +308,14 @@ def record_into(
     stop_signals: Callable[[Callable[[str], None]], AbstractContextManager[None]] | None = None,
     around: AbstractContextManager[Any] | None = None,
     disk_reader: DiskReader | None = None,
+    start: float | None = None,
 ) -> RecordResult:
     """Write the header, then sample ``source`` into ``writer`` (record's and the lab's one path).
 
-    ``stop_signals`` installs the handlers that ask the sampler to stop; ``around`` wraps the run
-    (the live display); ``disk_reader`` reads the plan's devices from elsewhere than
-    /proc/diskstats (the lab's model disk).
+    ``stop_signals`` installs the handlers that ask the sampler to stop (a cluster's recorder
+    registers each member's here); ``around`` wraps the run (the live display); ``disk_reader``
+    reads the plan's devices from elsewhere than /proc/diskstats (the lab's model disk);
+    ``start`` is the tick grid's origin the members of a cluster share.
     """
     watched = set(plan.devices)
 
@@ -312,4 +345,4 @@ def record_into(
         on_event=on_event,
     )
     with stop_signals(sampler.request_stop) if stop_signals else nullcontext(), around or nullcontext():
-        return sampler.run(info)
+        return sampler.run(info, start)

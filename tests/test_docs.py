@@ -63,7 +63,7 @@ def test_diagnose_help_names_exactly_the_options_it_takes() -> None:
     command = cli.commands["diagnose"]
     text = " ".join((command.help or "").split())
     own = {"--duration", "--save", "--log"}
-    from_record = {"--interval", "--device", "--source"}
+    from_record = {"--interval", "--device", "--source", "--discover"}
     from_report = {"--format", "--output", "--fail-on"}
     names = {p.opts[-1] for p in command.params if isinstance(p, click.Option) and not p.hidden}
     probe = click.command()(connection_options(lambda **kw: None))

@@ -30,6 +30,8 @@ class ReplayServer:
         hello_extra: Doc | None = None,
         fail: dict[str, Doc] | None = None,
         system_metrics: Callable[[int], Doc] | None = None,
+        hello: Callable[[], Doc] | None = None,
+        handlers: dict[str, Callable[[Doc], Doc | str]] | None = None,
     ) -> None:
         self.base = base
         self.status = status or (lambda n, b: b)
@@ -39,7 +41,7 @@ class ReplayServer:
         self.lock = threading.Lock()
         cmdline = cmdline or {"argv": ["mongod"], "parsed": {"storage": {"dbPath": "/data/db"}}}
         host_info = host_info or {"system": {"hostname": "replay", "memSizeMB": 16384, "numCores": 4}}
-        handlers: dict[str, Callable[[Doc], Doc | str]] = {
+        commands: dict[str, Callable[[Doc], Doc | str]] = {
             "serverstatus": self._server_status,
             "buildinfo": lambda d: {"version": self.base.get("version", "7.0.0")},
             "getcmdlineopts": lambda d: dict(cmdline),
@@ -50,8 +52,9 @@ class ReplayServer:
             "saslstart": self._sasl_start,
         }
         for name, reply in (fail or {}).items():
-            handlers[name] = lambda d, r=reply: dict(r)
-        self.server = CommandServer(handlers, hello_extra=hello_extra)
+            commands[name] = lambda d, r=reply: dict(r)
+        commands.update({k.lower(): v for k, v in (handlers or {}).items()})
+        self.server = CommandServer(commands, hello_extra=hello_extra, hello=hello)
         self.system_metrics: Callable[[int], Doc] = system_metrics or (lambda n: {})
 
     def _diagnostic_data(self, doc: Doc) -> Doc | str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,10 @@ from ckptdiag.status import ExitStatus
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Recording file (.jsonl, or .jsonl.gz for gzip) [default: ckptdiag-<UTC time>.jsonl.gz].",
+    help="Recording file (.jsonl, or .jsonl.gz for gzip) [default: ckptdiag-<UTC time>.jsonl.gz]; for a "
+    "replica set or cluster, a directory that gets one recording per member [default: ckptdiag-<UTC time>/].",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
 @click.option(
@@ -37,7 +37,8 @@ from ckptdiag.status import ExitStatus
     "ndjson",
     type=click.Choice(["-"]),
     default=None,
-    help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes.",
+    help="Also stream every sample as one JSON line to stdout ('-'), flushed, for pipes (from a cluster, "
+    'each line says its "member").',
 )
 @click.option(
     "-d",
@@ -58,6 +59,7 @@ def record(
     duration: str | None,
     devices: tuple[str, ...],
     source: str,
+    discover: bool,
     **conn: Any,
 ) -> None:
     """Sample serverStatus and /proc/diskstats every second into a recording.
@@ -66,11 +68,17 @@ def record(
     ckptdiag uses) on absolute 1-second deadlines. A lost connection is recorded as a gap and
     retried; Ctrl-C or --duration end it, and the file is always complete.
 
+    A URI naming a replica set (several hosts, replicaSet=, mongodb+srv://), --discover, or a
+    mongos records every data-bearing member (through a mongos: every shard's), each directly, on
+    the same ticks, one recording per member in the -o directory; role changes are events in
+    them, and members joining or leaving the set are followed.
+
     \b
     Example:
         ckptdiag record --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m -o db1.jsonl.gz
         ckptdiag record -d 60 --ndjson - | jq -c '.m["cache.dirty_bytes"]'
         ckptdiag record --source diagnostic --uri mongodb://monitor@db1:27017/?authSource=admin -d 10m
+        ckptdiag record --uri 'mongodb://monitor@db1,db2,db3/?replicaSet=rs0&authSource=admin' -d 1h -o rs0/
     """
     from ckptdiag.workflows.record import RecordRequest, run_record
 
@@ -79,8 +87,6 @@ def record(
         conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
     if source == "diagnostic" and devices:
         raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
-    if output is None and ndjson is None:
-        output = Path(time.strftime("ckptdiag-%Y%m%dT%H%M%SZ.jsonl.gz", time.gmtime()))
     request = RecordRequest(
         conn=conn,
         output=output,
@@ -91,6 +97,7 @@ def record(
         devices=devices,
         live=sys.stdout.isatty() and ndjson is None,
         source=source,
+        discover=discover,
     )
     result = run_record(request, stop_signals, err)
     if result.stopped_by == "interrupted":
@@ -110,9 +117,9 @@ def record(
 @sampling_options
 @click.option(
     "--save",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Keep the recording in this file (never overwritten).",
+    help="Keep the recording in this file (never overwritten); for a cluster, this directory (one file a member).",
 )
 @click.option(
     "--log",
@@ -132,6 +139,7 @@ def diagnose(
     interval: float,
     devices: tuple[str, ...],
     source: str,
+    discover: bool,
     save: Path | None,
     logs: tuple[Path, ...],
     fmt: str,
@@ -142,16 +150,19 @@ def diagnose(
     """Record a server for a while (5 minutes by default), then report: every checkpoint, its
     cost and a verdict.
 
-    Takes the connection options and --interval, --device and --source of 'record' (the recording
+    Takes the connection options and --interval, --device, --source and --discover of 'record' (the recording
     goes to a temporary file unless --save keeps it), and --format, --output and --fail-on of
     'report'; --log adds mongod's log, whose slow operations are set against the checkpoints. The
-    exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on).
+    exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on). A replica set or
+    cluster (see 'record') is recorded member by member and reported with its cluster view: each
+    member's verdict, which stall, and the cluster's verdict (its worst member's).
 
     \b
     Example:
         ckptdiag diagnose --uri mongodb://monitor@db1:27017/?authSource=admin
         ckptdiag diagnose -d 15m --save db1.jsonl.gz -o db1.md --fail-on warn
         ckptdiag diagnose -d 10m --log /var/log/mongodb/mongod.log
+        ckptdiag diagnose --uri 'mongodb://monitor@db1/?replicaSet=rs0&authSource=admin' -d 15m -o rs0.html
     """
     from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
 
@@ -167,6 +178,7 @@ def diagnose(
         devices=devices,
         live=sys.stderr.isatty() and sys.stdout.isatty(),
         source=source,
+        discover=discover,
     )
     request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on, logs)
     result, status = run_diagnose(request, stop_signals, err)

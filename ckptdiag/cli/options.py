@@ -112,6 +112,12 @@ def sampling_options(func: F) -> F:
             help="diagnostic: poll getDiagnosticData instead; its disk figures are the server host's own, even "
             "from another host (needs clusterMonitor and read on local).",
         ),
+        click.option(
+            "--discover",
+            is_flag=True,
+            help="Record every data-bearing member of the server's replica set (through a mongos: of every "
+            "shard), as mongostat --discover finds them; implied by a URI that names a set.",
+        ),
     ]
     return _with_options(func, options)
 

@@ -42,11 +42,15 @@ class CommandServer:
         port: int = 0,
         wire_version: int = 21,
         hello_extra: Mapping[str, Any] | None = None,
+        hello: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
+        """``hello_extra`` amends the fixed handshake reply; ``hello`` (called on every handshake
+        and heartbeat) makes it change over time, as a replica-set member's does in a failover."""
         from mockupdb import MockupDB
 
         self.handlers = {k.lower(): v for k, v in handlers.items()}
-        hello = {
+        self._hello = hello
+        hello_reply = {
             "ismaster": True,
             "isWritablePrimary": True,
             "maxWireVersion": wire_version,
@@ -56,7 +60,8 @@ class CommandServer:
             "localTime": dt.datetime.now(dt.timezone.utc),
             **(hello_extra or {}),
         }
-        self._server = MockupDB(port=port or None, auto_ismaster=hello)
+        self._hello_reply = hello_reply
+        self._server = MockupDB(port=port or None, auto_ismaster=hello_reply)
         self._server.autoresponds(self._handle)
 
     def _handle(self, request: Any) -> bool:
@@ -67,7 +72,10 @@ class CommandServer:
         doc = dict(request.doc)
         name = next(iter(doc)).lower()
         if name in ("ismaster", "hello"):
-            return False  # mockupdb's own auto_ismaster answers the handshake
+            if self._hello is None:
+                return False  # mockupdb's own auto_ismaster answers the handshake
+            request.reply({**self._hello_reply, "localTime": dt.datetime.now(dt.timezone.utc), **self._hello()})
+            return True
         handler = self.handlers.get(name)
         if handler is None:
             if name in ("ping", "endsessions"):

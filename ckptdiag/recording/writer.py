@@ -11,7 +11,7 @@ import stat
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ckptdiag import __version__, catalogue
 from ckptdiag.errors import OutputError
@@ -92,19 +92,33 @@ def build_sample(
     return sample
 
 
+class LineSink(Protocol):
+    """Where streamed lines go: stdout, or stdout shared by a cluster's members."""
+
+    def write(self, text: str, /) -> int:
+        """Write text."""
+
+    def flush(self) -> None:
+        """Push it on."""
+
+
 class RecordingWriter:
     """Appends header, samples and events to a new file (never overwrites) and/or a stream."""
 
     def __init__(
         self,
         path: Path | None,
-        stream: IO[str] | None = None,
+        stream: LineSink | None = None,
         *,
         flush_every_s: float = FLUSH_EVERY_S,
         overwrite: bool = False,
+        stream_fields: Mapping[str, Any] | None = None,
     ) -> None:
+        """``stream_fields`` are added to every line streamed (not to the file): the member a
+        line comes from when a cluster's members share stdout."""
         self.path = path
         self.stream = stream
+        self.stream_fields = dict(stream_fields or {})
         self.flush_every_s = flush_every_s
         self.samples = 0
         self.flushed = 0  # samples known to be in the file: those written before the last good flush
@@ -146,6 +160,8 @@ class RecordingWriter:
         except OSError as exc:
             raise self._failed(exc) from None
         if self.stream is not None:
+            if self.stream_fields:
+                line = json.dumps({**obj, **self.stream_fields}, separators=(",", ":"), default=_json_default) + "\n"
             try:
                 self.stream.write(line)
                 self.stream.flush()  # pipes get every sample at once

@@ -221,7 +221,7 @@ class MongoSource:
 
     def _scrubbed(self, exc: BaseException) -> str:
         """The driver's message, one line, without any password it may quote."""
-        return scrub(_clean(exc), self.options.client_uri(), self.options.password)
+        return scrub(clean_message(exc), self.options.client_uri(), self.options.password)
 
     def connect(self) -> ServerInfo:
         """Open the connection, check the server is a WiredTiger mongod, and read its identity."""
@@ -230,9 +230,9 @@ class MongoSource:
         try:
             replies = self._identity()
         except OperationFailure as exc:
-            raise _operation_error(exc, self.options.display()) from None
+            raise operation_error(exc, self.options.display()) from None
         except ServerSelectionTimeoutError as exc:
-            raise _unreachable(exc, self.options) from None
+            raise unreachable(exc, self.options) from None
         except ConfigurationError as exc:
             raise _driver_too_new(exc, self.options.display()) from None
         except ConnectionFailure as exc:
@@ -291,21 +291,27 @@ class MongoSource:
                 return dict(self._client.admin.command(self._command))
         except OperationFailure as exc:
             if exc.code in (UNAUTHORIZED, AUTH_FAILED):
-                raise _operation_error(exc, self.options.display()) from None
-            raise SourceLost(_clean(exc)) from None
+                raise operation_error(exc, self.options.display()) from None
+            raise SourceLost(clean_message(exc)) from None
         except (AutoReconnect, ConnectionFailure) as exc:
-            raise SourceLost(_clean(exc)) from None
+            raise SourceLost(clean_message(exc)) from None
         except PyMongoError as exc:
-            raise SourceLost(_clean(exc)) from None
+            raise SourceLost(clean_message(exc)) from None
 
 
 # the server parameters the settings in force are read from (engine_config.py)
 PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")
 
 
+class MongosTarget(ConnectError):
+    """The server is a mongos (no storage engine of its own): a cluster's members are recorded
+    through it instead (:mod:`ckptdiag.sources.discovery`)."""
+
+
 def _mongos(target: str) -> ConnectError:
-    return ConnectError(
-        f"{target} is a mongos; checkpoints happen on each mongod", "point --uri at a shard member (mongod) directly"
+    return MongosTarget(
+        f"{target} is a mongos; checkpoints happen on each mongod",
+        "add --discover to record its shards' members through it, or point --uri at a shard member (mongod)",
     )
 
 
@@ -367,13 +373,14 @@ def _host_subset(host_info: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _clean(exc: BaseException) -> str:
+def clean_message(exc: BaseException) -> str:
     """A driver message on one line, without the topology dump pymongo appends."""
     text = str(exc).split(", Timeout:")[0].split(", full error:")[0]
     return " ".join(text.split())[:300]
 
 
-def _operation_error(exc: OperationFailure, target: str) -> ConnectError:
+def operation_error(exc: OperationFailure, target: str) -> ConnectError:
+    """A refused command as the error a DBA can act on (authentication, privileges)."""
     if exc.code == AUTH_FAILED:
         return ConnectError(
             f"authentication failed for {target}",
@@ -388,12 +395,13 @@ def _operation_error(exc: OperationFailure, target: str) -> ConnectError:
                 "getDiagnosticData needs clusterMonitor and read on local: db.grantRolesToUser('<user>', "
                 "[{role: 'clusterMonitor', db: 'admin'}, {role: 'read', db: 'local'}])"
             )
-        return ConnectError(f"not authorized on {target}: {_clean(exc)}", hint)
-    return ConnectError(f"{target} refused a command: {_clean(exc)}", "run with --debug for details")
+        return ConnectError(f"not authorized on {target}: {clean_message(exc)}", hint)
+    return ConnectError(f"{target} refused a command: {clean_message(exc)}", "run with --debug for details")
 
 
-def _unreachable(exc: ServerSelectionTimeoutError, options: ConnectOptions) -> ConnectError:
-    text = scrub(_clean(exc), options.client_uri(), options.password)
+def unreachable(exc: ServerSelectionTimeoutError, options: ConnectOptions) -> ConnectError:
+    """A server that did not answer in time, with what the driver saw (no password)."""
+    text = scrub(clean_message(exc), options.client_uri(), options.password)
     if "wire version" in text:
         return _driver_too_new(exc, options.display())
     return ConnectError(
@@ -407,7 +415,7 @@ def _driver_too_new(exc: PyMongoError, target: str) -> ConnectError:
     import pymongo
 
     return ConnectError(
-        f"{target}: {_clean(exc)}",
+        f"{target}: {clean_message(exc)}",
         f"pymongo {pymongo.version} needs MongoDB {'.'.join(map(str, _min_server()))}+; for older servers "
         "install an older driver (pip install 'pymongo>=4,<4.11' reaches 3.6-4.2) "
         "or analyse the server's FTDC files (diagnostic.data), which need no connection",

@@ -15,6 +15,7 @@ from ckptdiag.workflows import StopSignals, Warn
 from ckptdiag.workflows.report import diagnose_window, exit_status, write_report
 
 if TYPE_CHECKING:
+    from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.recorder import RecordResult, Source
     from ckptdiag.sources.connection import ConnectOptions
     from ckptdiag.sources.devices import DiskPlan
@@ -34,6 +35,7 @@ class RecordRequest:
     devices: tuple[str, ...] = ()
     live: bool = False
     source: str = "serverStatus"  # or "diagnostic": getDiagnosticData, with the server's own disks
+    discover: bool = False  # every member of the URI's replica set (or, through a mongos, cluster)
 
 
 def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
@@ -58,11 +60,43 @@ def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
     )
 
 
+def records_cluster(request: RecordRequest) -> bool:
+    """Whether the request records every member of a cluster: ``--discover``, or a URI that names
+    a replica set (several hosts, replicaSet=, mongodb+srv://)."""
+    from ckptdiag.sources.connection import names_a_cluster
+
+    return request.discover or names_a_cluster(connect_options(request.conn).client_uri())
+
+
+def default_output(cluster: bool) -> Path:
+    """Where a recording goes when -o is not given: a file, or for a cluster a directory."""
+    import time
+
+    return Path(time.strftime("ckptdiag-%Y%m%dT%H%M%SZ" + ("" if cluster else ".jsonl.gz"), time.gmtime()))
+
+
 def run_record(
     request: RecordRequest, stop_signals: StopSignals, warn: Warn, source: Source | None = None
-) -> RecordResult:
+) -> RecordResult | ClusterResult:
     """Record a server into a file and/or stdout; the file is complete however the run ends:
-    with its ``end`` event, or (stopped before its first sample) not left behind at all."""
+    with its ``end`` event, or (stopped before its first sample) not left behind at all. A
+    cluster (:func:`records_cluster`, or a mongos) is recorded one file per member."""
+    from ckptdiag.sources.mongo import MongosTarget
+
+    if source is None and records_cluster(request):
+        return run_cluster_record(request, stop_signals, warn)
+    one = request if request.output or request.stream_stdout else replace(request, output=default_output(False))
+    try:
+        return _run_one(one, stop_signals, warn, source)
+    except MongosTarget:
+        if source is not None or (request.output is not None and request.output.name.endswith((".jsonl", ".gz"))):
+            raise  # a recording file was asked for: one server's
+        warn("note: a mongos: recording its shards' members instead (--discover)")
+        return run_cluster_record(replace(request, discover=True), stop_signals, warn)
+
+
+def _run_one(request: RecordRequest, stop_signals: StopSignals, warn: Warn, source: Source | None) -> RecordResult:
+    """One server into one file and/or stdout."""
     from ckptdiag.errors import OutputError
     from ckptdiag.sources.mongo import MongoSource
 
@@ -139,6 +173,68 @@ def _sample(
     return result
 
 
+def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: Warn) -> ClusterResult:
+    """Every member of the cluster the URI leads to, one recording each in the output directory."""
+    from ckptdiag.clock import SystemClock
+    from ckptdiag.cluster_recorder import ClusterRecorder
+    from ckptdiag.errors import ConnectError, OutputError, UsageError
+    from ckptdiag.sources import discovery
+    from ckptdiag.sources.mongo import MongoSource
+
+    out_dir = request.output or (None if request.stream_stdout else default_output(cluster=True))
+    if out_dir is not None:
+        if out_dir.name.endswith((".jsonl", ".gz")) or out_dir.is_file():
+            raise UsageError(
+                f"a cluster is recorded one file per member, and {out_dir} names a file",
+                "give -o a directory (created if missing)",
+            )
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(
+                f"cannot create {out_dir}: {exc.strerror}", "check the path and its permissions"
+            ) from None
+    options = connect_options(request.conn)
+    resolved: list[tuple[tuple[str, str], ...]] = [()]
+
+    def discover(known: tuple[str, ...]) -> discovery.Topology:
+        topology = discovery.discover(options, known)
+        resolved[0] = topology.resolved
+        return topology
+
+    def header_source(address: discovery.MemberAddress) -> dict[str, Any]:
+        return {
+            "kind": request.source,
+            "uri": options.for_member(address.host, resolved[0]).display(),
+            "disks": "getDiagnosticData" if request.source == "diagnostic" else "/proc/diskstats",
+            "cluster": {"set": address.set_name, "shard": address.shard},
+        }
+
+    recorder = ClusterRecorder(
+        discover=discover,
+        source_for=lambda a: MongoSource(options.for_member(a.host, resolved[0]), request.source),
+        plan_for=lambda kind, info: _disk_plan(kind, info, request.devices),
+        header_source=header_source,
+        out_dir=out_dir,
+        clock=SystemClock(),
+        warn=warn,
+        interval=request.interval,
+        duration=request.duration,
+        overwrite=request.overwrite,
+        stream=sys.stdout if request.stream_stdout else None,
+    )
+    result = recorder.run(stop_signals)
+    for member in result.members:
+        warn(member.line())
+    if result.samples == 0:
+        errors = [m.error for m in result.members if m.error]
+        raise ConnectError(
+            f"no member of the {result.topology.kind} was recorded" + (f": {errors[0]}" if errors else ""),
+            "check the members' addresses are reachable from here as the set's configuration names them",
+        )
+    return result
+
+
 def _disk_plan(kind: str, info: ServerInfo, devices: tuple[str, ...]) -> DiskPlan:
     """Which disks to read: the server host's own (getDiagnosticData), else those under dbPath."""
     from ckptdiag.sources.devices import DiskPlan, plan_disks
@@ -177,24 +273,43 @@ class DiagnoseRequest:
     logs: tuple[Path, ...] = ()  # mongod's logs, read beside the recording
 
 
-def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn) -> tuple[RecordResult, ExitStatus]:
-    """Record (into --save, or a temporary file removed afterwards), then diagnose the recording.
+def run_diagnose(
+    request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
+) -> tuple[RecordResult | ClusterResult, ExitStatus]:
+    """Record (into --save, or a temporary file removed afterwards), then diagnose the recording;
+    a cluster is recorded member by member and reported with its cluster view.
 
     Stopped early (Ctrl-C), it still reports on what it recorded."""
     import tempfile
 
+    from ckptdiag.cluster_recorder import ClusterResult
+    from ckptdiag.errors import InputError, UsageError
+    from ckptdiag.sources.mongo import MongosTarget
     from ckptdiag.workflows.logs import check_logs
 
+    cluster = records_cluster(request.record)
+    if cluster and request.logs:
+        raise UsageError(
+            "--log with a cluster: which member's log it is is not known",
+            "diagnose one member with its log (--uri mongodb://db1:27017 --log ...), or the cluster without",
+        )
     check_logs(request.logs)  # before minutes of recording, not after
     with tempfile.TemporaryDirectory(prefix="ckptdiag-diagnose-") as tmp:
-        path = request.record.output or Path(tmp) / "diagnose.jsonl.gz"
-        result = run_record(replace(request.record, output=path), stop_signals, warn)
+        path = request.record.output or Path(tmp) / ("members" if cluster else "diagnose.jsonl.gz")
+        try:
+            result = run_record(replace(request.record, output=path), stop_signals, warn)
+        except MongosTarget:
+            if request.record.output is not None or request.logs:
+                raise
+            warn("note: a mongos: diagnosing its shards' members instead (--discover)")
+            path = Path(tmp) / "members"
+            result = run_record(replace(request.record, output=path, discover=True), stop_signals, warn)
         if result.samples < 2:
-            from ckptdiag.errors import InputError
-
             raise InputError(
                 f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
             )
+        if isinstance(result, ClusterResult):
+            return result, _report_members(request, result, warn)
         report = diagnose_window((path, *request.logs), None, None)
         if request.record.output is None:
             report = replace(
@@ -202,3 +317,12 @@ def run_diagnose(request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
             )
         write_report(report, request.fmt, request.output, protect=(path, *request.logs))
     return result, exit_status(report.dx.severity, request.fail_on)
+
+
+def _report_members(request: DiagnoseRequest, result: ClusterResult, warn: Warn) -> ExitStatus:
+    """The members' recordings (this run's, not whatever else the directory holds) reported
+    together: one report each and the cluster view."""
+    from ckptdiag.workflows.report import ReportRequest, run_report
+
+    paths = tuple(m.path for m in result.members if m.result and m.result.samples and m.path and m.path.exists())
+    return run_report(ReportRequest(paths, None, None, request.fmt, request.output, request.fail_on), warn)
