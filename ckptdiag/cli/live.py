@@ -130,6 +130,22 @@ def record(
     help="mongod's log (a file, .gz, or its directory with rotations): its slow operations are set "
     "against the checkpoints, its WiredTiger open config joins the settings. Repeatable.",
 )
+@click.option(
+    "--hosts",
+    "hosts_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="A fleet: one URI (or host:port) a line, # comments. Every host is diagnosed at the same time, "
+    "one report each in the -o directory, and an index lists their verdicts, worst first.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 1000),
+    default=16,
+    show_default=True,
+    help="With --hosts: how many hosts are recorded at once.",
+)
 @report_options
 @click.pass_context
 def diagnose(
@@ -142,6 +158,8 @@ def diagnose(
     discover: bool,
     save: Path | None,
     logs: tuple[Path, ...],
+    hosts_file: Path | None,
+    jobs: int,
     fmt: str,
     output: Path | None,
     fail_on: str,
@@ -163,6 +181,13 @@ def diagnose(
         ckptdiag diagnose -d 15m --save db1.jsonl.gz -o db1.md --fail-on warn
         ckptdiag diagnose -d 10m --log /var/log/mongodb/mongod.log
         ckptdiag diagnose --uri 'mongodb://monitor@db1/?replicaSet=rs0&authSource=admin' -d 15m -o rs0.html
+        ckptdiag diagnose --hosts fleet.txt -u monitor -d 10m -o /var/reports/$(date +%F)/
+
+    With --hosts FILE, every host of the file is diagnosed at once (--jobs at a time; the
+    connection options other than --uri/--host/--port apply to all), each report is written to
+    the -o directory (HTML unless -f says otherwise) with index.<ext> listing every verdict, worst
+    first; without -o the index goes to stdout. An unreachable host is a line of the index; the
+    exit status is the worst verdict's, 1 only when no host could be diagnosed.
     """
     from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
 
@@ -180,6 +205,34 @@ def diagnose(
         source=source,
         discover=discover,
     )
+    if hosts_file is not None:
+        ctx.exit(_fleet(ctx, hosts_file, record, fmt, output, fail_on, jobs, save, logs))
     request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on, logs)
     result, status = run_diagnose(request, stop_signals, err)
     ctx.exit(ExitStatus.INTERRUPTED if result.stopped_by == "interrupted" else status)
+
+
+def _fleet(
+    ctx: click.Context,
+    hosts_file: Path,
+    record: Any,
+    fmt: str,
+    output: Path | None,
+    fail_on: str,
+    jobs: int,
+    save: Path | None,
+    logs: tuple[Path, ...],
+) -> int:
+    """diagnose --hosts: the options that cannot go with it refused, the rest to the fleet."""
+    from ckptdiag.workflows.fleet import FleetRequest, run_fleet
+
+    given = [
+        f"--{name}"
+        for name in ("uri", "host", "port")
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    ]
+    if given or logs:
+        raise click.UsageError(f"--hosts names the hosts; {', '.join(given) or '--log'} cannot go with it")
+    fmt = fmt if fmt != "auto" else "html" if output is not None else resolve_format(fmt, None)
+    request = FleetRequest(hosts_file, record, fmt, output, fail_on, jobs, save)
+    return int(run_fleet(request, stop_signals, err))

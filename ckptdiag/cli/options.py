@@ -209,9 +209,9 @@ def output_options(func: F) -> F:
         click.option(
             "-o",
             "--output",
-            type=click.Path(dir_okay=False, path_type=Path),
+            type=click.Path(path_type=Path),
             default=None,
-            help="Write the report here (replaced atomically).",
+            help="Write the report here (replaced atomically); with diagnose --hosts, a directory.",
         ),
     ]
     return _with_options(func, options)

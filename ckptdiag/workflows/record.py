@@ -17,6 +17,8 @@ from ckptdiag.workflows.report import diagnose_window, exit_status, write_report
 if TYPE_CHECKING:
     from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.recorder import RecordResult, Source
+    from ckptdiag.report.cluster import ClusterReport
+    from ckptdiag.report.document import Report
     from ckptdiag.sources.connection import ConnectOptions
     from ckptdiag.sources.devices import DiskPlan
     from ckptdiag.sources.mongo import ServerInfo
@@ -280,6 +282,26 @@ def run_diagnose(
     a cluster is recorded member by member and reported with its cluster view.
 
     Stopped early (Ctrl-C), it still reports on what it recorded."""
+    result, report = record_and_diagnose(request, stop_signals, warn)
+    write_report(report, request.fmt, request.output, protect=(*_saved(request, result), *request.logs))
+    return result, exit_status(report.dx.severity, request.fail_on)
+
+
+def _saved(request: DiagnoseRequest, result: RecordResult | ClusterResult) -> tuple[Path, ...]:
+    """The recordings kept by --save (a report is never written over them)."""
+    from ckptdiag.cluster_recorder import ClusterResult
+
+    if request.record.output is None:
+        return ()
+    if isinstance(result, ClusterResult):
+        return tuple(m.path for m in result.members if m.path is not None)
+    return (request.record.output,)
+
+
+def record_and_diagnose(
+    request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
+) -> tuple[RecordResult | ClusterResult, Report | ClusterReport]:
+    """Record, then diagnose what was recorded: one server's report, or a cluster's."""
     import tempfile
 
     from ckptdiag.cluster_recorder import ClusterResult
@@ -309,20 +331,23 @@ def run_diagnose(
                 f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
             )
         if isinstance(result, ClusterResult):
-            return result, _report_members(request, result, warn)
+            return result, _cluster_report(result, warn)
         report = diagnose_window((path, *request.logs), None, None)
         if request.record.output is None:
             report = replace(
                 report, source=replace(report.source, path="live recording (not kept: --save FILE keeps it)")
             )
-        write_report(report, request.fmt, request.output, protect=(path, *request.logs))
-    return result, exit_status(report.dx.severity, request.fail_on)
+    return result, report
 
 
-def _report_members(request: DiagnoseRequest, result: ClusterResult, warn: Warn) -> ExitStatus:
+def _cluster_report(result: ClusterResult, warn: Warn) -> Report | ClusterReport:
     """The members' recordings (this run's, not whatever else the directory holds) reported
-    together: one report each and the cluster view."""
-    from ckptdiag.workflows.report import ReportRequest, run_report
+    together: one report each and the cluster view (one member found: its own report)."""
+    from ckptdiag.workflows.members import group_members
+    from ckptdiag.workflows.report import cluster_report
 
     paths = tuple(m.path for m in result.members if m.result and m.result.samples and m.path and m.path.exists())
-    return run_report(ReportRequest(paths, None, None, request.fmt, request.output, request.fail_on), warn)
+    members = group_members(paths)
+    if len(members) == 1:
+        return diagnose_window(members[0].paths, None, None)
+    return cluster_report(members, None, None, warn)

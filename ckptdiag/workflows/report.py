@@ -14,6 +14,7 @@ from ckptdiag.workflows import Warn
 
 if TYPE_CHECKING:
     from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.document import Report, ReportSource
     from ckptdiag.workflows.members import Member
 
@@ -274,16 +275,24 @@ def _diagnose_all(members: list[Member], since_ms: int | None, until_ms: int | N
 
 
 def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
-    """One report per member and the cluster view; a member that cannot be read is a note (and
-    the run fails only when none can)."""
+    """One report per member and the cluster view."""
+    from ckptdiag.report.render import render
+
+    cluster = cluster_report(members, request.since_ms, request.until_ms, warn)
+    write_text_output(render(cluster, request.fmt), request.output, request.paths)
+    return exit_status(cluster.dx.severity, request.fail_on)
+
+
+def cluster_report(members: list[Member], since_ms: int | None, until_ms: int | None, warn: Warn) -> ClusterReport:
+    """Every member's report and the cluster view over them; a member that cannot be read is a
+    note (and it fails only when none can)."""
     from ckptdiag.analysis.cluster import diagnose_cluster
     from ckptdiag.errors import InputError
     from ckptdiag.report.cluster import ClusterReport
-    from ckptdiag.report.render import render
 
     reports: list[tuple[str, Report]] = []
     skipped: list[str] = []
-    for member, result in zip(members, _diagnose_all(members, request.since_ms, request.until_ms), strict=True):
+    for member, result in zip(members, _diagnose_all(members, since_ms, until_ms), strict=True):
         if isinstance(result, str):
             skipped.append(f"{member.name}: {result}")
             warn(f"note: member {member.name} skipped: {result}")
@@ -292,9 +301,7 @@ def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> E
         reports.append((member.name, result))
     if not reports:
         raise InputError(f"none of the {len(members)} members could be read", skipped[0])
-    cluster = ClusterReport(diagnose_cluster([(n, r.dx) for n, r in reports]), tuple(reports), tuple(skipped))
-    write_text_output(render(cluster, request.fmt), request.output, request.paths)
-    return exit_status(cluster.dx.severity, request.fail_on)
+    return ClusterReport(diagnose_cluster([(n, r.dx) for n, r in reports]), tuple(reports), tuple(skipped))
 
 
 def exit_status(severity: str, fail_on: str) -> ExitStatus:
@@ -306,9 +313,16 @@ def exit_status(severity: str, fail_on: str) -> ExitStatus:
     return ExitStatus.OK
 
 
-def write_report(report: Report, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
+def write_report(report: Report | ClusterReport, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
     """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
     from rich.console import Console
+
+    from ckptdiag.report.cluster import ClusterReport
+    from ckptdiag.report.render import render
+
+    if isinstance(report, ClusterReport):
+        write_text_output(render(report, fmt), output, protect)
+        return
 
     from ckptdiag.report.document import render_json, to_document
     from ckptdiag.report.html_page import render_html
@@ -350,6 +364,8 @@ def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] 
         sys.stdout.flush()
         return
     check_output(output, protect)
+    if output.is_dir():
+        raise OutputError(f"{output} is a directory", "give the report a file name, e.g. report.html")
     tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text)
