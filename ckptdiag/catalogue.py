@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -544,6 +545,22 @@ METRICS: tuple[Metric, ...] = (
         Field(("metrics", "repl", "buffer", "sizeBytes"), before=V80),
         Field(("metrics", "repl", "buffer", "apply", "sizeBytes"), since=V80),
     ),
+    # the primary's waits for its write concern (w: "majority", w > 1): how long writes waited for
+    # the secondaries, so a secondary's checkpoint stall shows on the primary here first
+    _m(
+        "repl.wc_wait.count",
+        Unit.OPS,
+        C,
+        "writes that waited for their write concern (w: majority, w > 1)",
+        Field(("metrics", "getLastError", "wtime", "num")),
+    ),
+    _m(
+        "repl.wc_wait.ms",
+        Unit.MS,
+        C,
+        "time writes spent waiting for their write concern",
+        Field(("metrics", "getLastError", "wtime", "totalMillis")),
+    ),
     Metric(
         "repl.primary",
         Unit.STATE,
@@ -691,6 +708,31 @@ def replica_state(doc: Mapping[str, Any]) -> ReplicaState | None:
         hosts=tuple(listed),
         set_version=int(version) if isinstance(version, (int, float)) and not isinstance(version, bool) else None,
     )
+
+
+LAG_METRIC = "repl.lag_ms"  # a member's replication lag (ms), from replSetGetStatus rather than serverStatus
+
+
+def replset_lag_ms(status: Mapping[str, Any]) -> int | None:
+    """A member's replication lag from its ``replSetGetStatus`` reply: the primary's
+    ``optimeDate`` less this member's (0 on the primary), -1 when no member is primary (an
+    election), None when the reply does not say (FTDC's columns follow the same rule).
+
+    >>> import datetime as dt
+    >>> t = dt.datetime(2026, 1, 1)
+    >>> replset_lag_ms({"members": [{"self": True, "state": 2, "optimeDate": t},
+    ...                             {"state": 1, "optimeDate": t + dt.timedelta(seconds=3)}]})
+    3000
+    """
+    members = [m for m in status.get("members") or () if isinstance(m, Mapping)]
+    mine = [m["optimeDate"] for m in members if m.get("self") and isinstance(m.get("optimeDate"), datetime)]
+    primary = [m["optimeDate"] for m in members if m.get("state") == 1 and isinstance(m.get("optimeDate"), datetime)]
+    if len(mine) != 1:
+        return None
+    if not primary:
+        return -1
+    behind: float = (primary[0] - mine[0]).total_seconds()
+    return max(round(behind * 1000), 0)
 
 
 # --- eviction state ----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
 from ckptdiag.sources.devices import DiskPlan
 from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
 from ckptdiag.sources.hostcpu import read_host_cpu
-from ckptdiag.sources.mongo import DISKS_KEY, ServerInfo, SourceLost
+from ckptdiag.sources.mongo import DISKS_KEY, LAG_KEY, ServerInfo, SourceLost
 
 DiskReader = Callable[[], Mapping[str, tuple[DiskCounters, int]]]
 
@@ -220,6 +220,7 @@ class Sampler:
             return
         if DISKS_KEY in doc:  # getDiagnosticData: the server host's own disks
             disks = doc.pop(DISKS_KEY) or disks
+        lag = doc.pop(LAG_KEY, None)  # a replica-set member's lag, from replSetGetStatus
         rtt_ms = (self.clock.monotonic() - mono) * 1000
         if state.restarted(doc):
             result.restarts += 1
@@ -233,6 +234,7 @@ class Sampler:
             skipped=state.pending_skip,
             disks=disks,
             host=host,
+            extra={catalogue.LAG_METRIC: lag} if lag is not None else None,
         )
         if sample.get("wt_missing"):
             result.wt_missing += 1

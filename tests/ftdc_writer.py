@@ -37,6 +37,9 @@ class SimServer:
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
     secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
     primary: bool = False  # a replica-set primary (serverStatus.repl says so)
+    # every write waits for w: majority this long (ms), and stall_wc_wait_ms while stall_in says
+    wc_wait_ms: float | None = None
+    stall_wc_wait_ms: float = 0.0
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
@@ -55,6 +58,8 @@ class SimServer:
         lat_rate = ops_rate * np.where(stalled, self.stall_latency_ms, self.latency_ms) * 1000
         ops_cum = np.concatenate(([0.0], np.cumsum(ops_rate) * self._fine))
         lat_cum = np.concatenate(([0.0], np.cumsum(lat_rate) * self._fine))
+        wait_rate = ops_rate * np.where(stalled, self.stall_wc_wait_ms, self.wc_wait_ms or 0.0)
+        wait_cum = np.concatenate(([0.0], np.cumsum(wait_rate) * self._fine))
         # a stalled secondary falls behind 1 s a second and catches up 2 s a second
         lag = np.zeros(fine.size + 1)
         for j, slow in enumerate(stalled):
@@ -96,6 +101,8 @@ class SimServer:
             doc: dict[str, Any] = {"start": when, "serverStatus": status}
             if self.primary:
                 status["repl"] = {"isWritablePrimary": True, "secondary": False}
+            if self.wc_wait_ms is not None:
+                status["metrics"] = {"getLastError": {"wtime": {"num": inserts, "totalMillis": int(wait_cum[i])}}}
             if self.secondary:
                 _as_secondary(status, inserts, int(lat_cum[i]))
                 behind = dt.timedelta(seconds=float(lag[i]))

@@ -10,6 +10,7 @@ changed while ckptdiag records it: a failover, members joining and leaving, a me
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ class SetState:
     config: list[int] = field(default_factory=list)  # member indices in the configuration
     version: int = 1
     down: set[int] = field(default_factory=set)  # members that drop every connection
+    behind: dict[int, float] = field(default_factory=dict)  # seconds a member's optime is behind the primary's
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -132,7 +134,17 @@ class ReplicaSetReplay:
             members = []
             for j in self.state.config:
                 member = copy.deepcopy(self.rs_status["members"][j % len(self.rs_status["members"])])
-                member.update(name=self.addresses[j], stateStr=self.role(j).upper(), _id=j)
+                optime = dt.datetime.fromisoformat(member["optimeDate"]) - dt.timedelta(
+                    seconds=self.state.behind.get(j, 0.0)
+                )
+                member.update(
+                    name=self.addresses[j],
+                    stateStr=self.role(j).upper(),
+                    state=1 if self.role(j) == "primary" else 2,
+                    _id=j,
+                    optimeDate=optime,
+                    self=j == i,
+                )
                 members.append(member)
             return {"set": self.state.name, "members": members, "myState": 1 if self.role(i) == "primary" else 2}
 

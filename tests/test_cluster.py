@@ -87,6 +87,29 @@ def test_every_format_shows_the_members(bundle: Path, fmt: str) -> None:
     assert rows["db1.example.net:27017"].count("|") >= 9
 
 
+def test_the_html_page_draws_every_members_lane(bundle: Path) -> None:
+    import re
+    import xml.etree.ElementTree as ET
+
+    proc = ckptdiag("report", str(bundle), "-f", "html", "--fail-on", "never")
+    svg = proc.stdout[proc.stdout.index("<svg") : proc.stdout.index("</svg>") + 6]
+    root = ET.fromstring(svg)  # well-formed: a browser draws it as it is
+    ns = "{http://www.w3.org/2000/svg}"
+    labels = [t.text for t in root.iter(f"{ns}text") if t.text and "example.net" in t.text]
+    assert labels == [
+        "db1.example.net:27017 (primary)",
+        "db2.example.net:27018 (secondary)",
+        "db3.example.net:27019 (secondary)",
+    ]
+    lanes: dict[float, list[str]] = {}
+    for rect in root.iter(f"{ns}rect"):
+        lanes.setdefault(float(rect.get("y", 0)), []).append(rect.get("fill", ""))
+    fills = [lanes[y] for y in sorted(lanes)]
+    assert fills[0].count("#4a7fb5") == 9 and "#c62a2f" not in fills[0]  # the primary: checkpoints only
+    assert fills[1].count("#c62a2f") == 9  # the secondary that stalls in all nine
+    assert re.search(r"stalled</tspan>", svg)
+
+
 def test_a_member_that_cannot_be_read_is_a_note(bundle: Path, tmp_path: Path) -> None:
     broken = tmp_path / "db4.example.net_27020"
     broken.mkdir()
@@ -118,6 +141,41 @@ def test_a_primary_whose_writes_wait_during_a_secondarys_stalls_is_said_to(tmp_p
     assert rows["db2:27018"]["primary_write_latency_ratio_during_stalls"] == pytest.approx(40.0, rel=0.1)
     finding = next(f for f in doc["cluster"]["findings"] if f.startswith("db2:27018"))
     assert "the primary's write latency rose" in finding and "majority writes" in finding
+
+
+def test_the_primarys_majority_write_waits_during_a_secondarys_stalls(tmp_path: Path) -> None:
+    # every write on the primary asks for w: majority: it waits 2 ms for the secondaries, and 300 ms
+    # while the secondary stalls in its checkpoints (the primary's own throughput does not dip)
+    own = [(s + 20.0, e + 20.0) for s, e in CHECKPOINTS]
+    primary = SimServer(
+        own, primary=True, stall_in=CHECKPOINTS, stall_latency_ms=1.0, wc_wait_ms=2.0, stall_wc_wait_ms=300.0
+    )
+    quiet = SimServer(
+        own, primary=True, stall_in=CHECKPOINTS, stall_latency_ms=1.0, wc_wait_ms=2.0, stall_wc_wait_ms=2.0
+    )
+    for label, first in (("waits", primary), ("quiet", quiet)):
+        dirs = []
+        for host, port, server in (
+            ("db1", 27017, first),
+            ("db2", 27018, SimServer(CHECKPOINTS, stall_ops=100.0, secondary=True)),
+        ):
+            d = tmp_path / label / host / "diagnostic.data"
+            d.mkdir(parents=True)
+            write_ftdc(d / "metrics.2023-11-14T22-13-20Z-00000", server, TIMES, host=host, port=port)
+            dirs.append(str(d))
+        doc = json.loads(ckptdiag("report", *dirs, "-f", "json", "--fail-on", "never").stdout)
+        rows = {m["name"]: m for m in doc["cluster"]["members"]}
+        wait = rows["db2:27018"]["primary_write_concern_wait_ms"]
+        finding = next(f for f in doc["cluster"]["findings"] if f.startswith("db2:27018"))
+        if label == "waits":
+            assert wait["outside_stalls"] == pytest.approx(2.0, abs=0.5)
+            assert wait["during_stalls_max"] == pytest.approx(300.0, rel=0.1)
+            assert "waiting for their write concern (w: majority) waited up to 30" in finding
+            assert "they waited for this secondary" in finding
+        else:
+            assert wait["during_stalls_max"] == pytest.approx(2.0, abs=0.5)
+            assert "the primary's write-concern waits did not rise during them" in finding
+        assert rows["db1:27017"]["primary_write_concern_wait_ms"] is None  # a primary's own row has none
 
 
 @pytest.mark.parametrize("kind", ["tar.gz", "zip"])

@@ -76,6 +76,16 @@ def test_a_replica_set_uri_records_every_member_on_one_grid(tmp_path: Path) -> N
             assert abs(sample["mono"] - origin - sample["seq"] * INTERVAL) < 0.15
 
 
+def test_each_members_replication_lag_is_recorded_beside_its_samples(tmp_path: Path) -> None:
+    with replica_set(3) as rs:
+        rs.state.behind[2] = 4.5  # member 2 applies 4.5 s behind the primary; member 1 keeps up
+        proc = ckptdiag("record", "--uri", rs.seed_uri, "-d", "0.4", "-i", str(INTERVAL), "-o", str(tmp_path / "rs"))
+    assert proc.returncode == 0, proc.stderr
+    recs = recordings(tmp_path / "rs")
+    lags = {host: {s["m"]["repl.lag_ms"] for s in rec.samples} for host, rec in recs.items()}
+    assert lags == {rs.addresses[0]: {0}, rs.addresses[1]: {0}, rs.addresses[2]: {4500}}
+
+
 def test_a_failover_mid_recording_is_role_events_with_nothing_lost(tmp_path: Path) -> None:
     out = tmp_path / "rs"
     with replica_set(3) as rs:

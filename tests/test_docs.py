@@ -62,14 +62,14 @@ def test_every_option_of_every_command_has_help() -> None:
 def test_diagnose_help_names_exactly_the_options_it_takes() -> None:
     command = cli.commands["diagnose"]
     text = " ".join((command.help or "").split())
-    own = {"--duration", "--save", "--log"}
+    own = {"--duration", "--save", "--log", "--hosts", "--jobs"}
     from_record = {"--interval", "--device", "--source", "--discover"}
     from_report = {"--format", "--output", "--fail-on"}
     names = {p.opts[-1] for p in command.params if isinstance(p, click.Option) and not p.hidden}
     probe = click.command()(connection_options(lambda **kw: None))
     connection = {p.opts[-1] for p in probe.params if isinstance(p, click.Option) and not p.hidden}
     assert names == own | from_record | from_report | connection
-    for name in from_record | from_report | {"--log"}:
+    for name in from_record | from_report | {"--log", "--hosts", "--jobs"}:
         assert name in text, name
     assert "every option" not in text  # it does not take --overwrite, --ndjson, --since or --until
 

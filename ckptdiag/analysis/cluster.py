@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ckptdiag.analysis.results import Diagnosis
 
 SEVERITY_ORDER = {"ok": 0, "warn": 1, "critical": 2}
 PRIMARY_LATENCY_RATIO = 2.0  # the primary's write latency this many times its baseline: it waited
+WC_WAIT_MIN_MS = 5.0  # a write-concern wait below this is replication's usual round trip, not a stall
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,9 @@ class MemberSummary:
     primary_latency_ratio: (
         float | None
     )  # the primary's worst write latency during this secondary's stalls / its baseline
+    # the primary's write-concern wait (ms a waiting write waited: w "majority", w > 1) outside
+    # this secondary's stalls (median) and during them (highest); None where nothing waited
+    primary_wc_wait_ms: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +65,7 @@ def diagnose_cluster(members: Sequence[tuple[str, Diagnosis]]) -> ClusterDiagnos
 
 def _summary(name: str, dx: Diagnosis, primary: Diagnosis | None) -> MemberSummary:
     growth = [e.impact.repl_lag_growth_s for e in dx.episodes if e.impact.repl_lag_growth_s is not None]
-    ratio = _primary_latency_during(dx, primary) if dx.role == "secondary" and primary is not None else None
+    behind = primary if dx.role == "secondary" else None  # the primary this secondary serves
     return MemberSummary(
         name,
         dx.role,
@@ -69,8 +74,21 @@ def _summary(name: str, dx: Diagnosis, primary: Diagnosis | None) -> MemberSumma
         dx.stalls,
         dx.summary,
         max(growth) if growth else None,
-        ratio,
+        _primary_latency_during(dx, behind) if behind is not None else None,
+        _primary_wc_wait_during(dx, behind) if behind is not None else None,
     )
+
+
+def _stall_buckets(secondary: Diagnosis, tl: pd.DataFrame) -> list[np.ndarray]:
+    """For each of the secondary's stalls, the primary's timeline buckets it touches."""
+    t = tl["t"].to_numpy(dtype="float64")
+    step = float(np.median(np.diff(t))) if t.size > 1 else 1.0
+    out = []
+    for e in secondary.episodes:
+        if e.stall:
+            end = e.end if e.end is not None else e.start
+            out.append((t + step >= e.start) & (t <= end + 1.0))
+    return out
 
 
 def _primary_latency_during(secondary: Diagnosis, primary: Diagnosis) -> float | None:
@@ -79,18 +97,26 @@ def _primary_latency_during(secondary: Diagnosis, primary: Diagnosis) -> float |
     tl, base = primary.timeline, primary.baseline.write_lat_ms
     if tl is None or tl.empty or not base:
         return None
-    t = tl["t"].to_numpy(dtype="float64")
-    step = float(np.median(np.diff(t))) if t.size > 1 else 1.0
     lat = tl["write_lat_ms"].to_numpy(dtype="float64")
-    peaks = []
-    for e in secondary.episodes:
-        if not e.stall:
-            continue
-        end = e.end if e.end is not None else e.start
-        hit = (t + step >= e.start) & (t <= end + 1.0)
-        if hit.any() and np.isfinite(lat[hit]).any():
-            peaks.append(float(np.nanmax(lat[hit])))
+    peaks = [float(np.nanmax(lat[hit])) for hit in _stall_buckets(secondary, tl) if np.isfinite(lat[hit]).any()]
     return max(peaks) / base if peaks else None
+
+
+def _primary_wc_wait_during(secondary: Diagnosis, primary: Diagnosis) -> tuple[float, float] | None:
+    """The primary's write-concern wait outside the secondary's stalls (median of the buckets)
+    and during them (highest): what writes waiting for the secondaries (w "majority") paid."""
+    tl = primary.timeline
+    if tl is None or tl.empty or "wc_wait_ms" not in tl:
+        return None
+    wait = tl["wc_wait_ms"].to_numpy(dtype="float64")
+    hits = _stall_buckets(secondary, tl)
+    if not hits:
+        return None
+    during = np.logical_or.reduce(hits)
+    inside, outside = wait[during & np.isfinite(wait)], wait[~during & np.isfinite(wait)]
+    if not inside.size:
+        return None
+    return (float(np.median(outside)) if outside.size else float("nan")), float(inside.max())
 
 
 def _member_finding(m: MemberSummary) -> str:
@@ -105,4 +131,14 @@ def _member_finding(m: MemberSummary) -> str:
             )
         else:
             text += "; the primary's write latency did not rise during them"
+    if m.primary_wc_wait_ms is not None:
+        base, peak = m.primary_wc_wait_ms
+        if peak >= WC_WAIT_MIN_MS and not (np.isfinite(base) and peak < PRIMARY_LATENCY_RATIO * base):
+            before = f" ({base:.0f} ms outside them)" if np.isfinite(base) else ""
+            text += (
+                f"; writes on the primary waiting for their write concern (w: majority) waited up to {peak:.0f} ms "
+                f"during them{before}: they waited for this secondary"
+            )
+        else:
+            text += "; the primary's write-concern waits did not rise during them"
     return text

@@ -139,18 +139,18 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
     (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
-    server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's CPUs, all
-    processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of
-    checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
+    server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
+    CPUs, all processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of checkpoints finished in
+    the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
     ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
     ``disk.<dev>.<figure>`` for :data:`DISK_FIGURES` (iostat's formulas); ``secondary`` (1 on a
     replica-set member that is not primary), ``apply_ops_s``, ``apply_batch_ms``, ``repl_buffer``,
-    ``repl_lag_s`` (the primary's optime less this member's, from FTDC's replSetGetStatus).
+    ``repl_lag_s`` (the primary's optime less this member's), ``wc_wait_ms`` (a primary's mean
+    wait for its write concerns: w "majority" waits for the secondaries).
 
     On a secondary the writes are replication's (:func:`_replication`): ``ops_s`` is oplog entries
-    applied plus reads, ``writes_s`` the entries applied, ``write_lat_ms`` the mean time to apply
-    a batch: the work a checkpoint interrupts there.
+    applied plus reads, ``writes_s`` the entries applied, ``write_lat_ms`` a batch's mean apply time.
     """
     seam = _seam(frame)
     t = frame["t"].to_numpy(dtype="float64")
@@ -247,6 +247,7 @@ def _replication(
         "apply_batch_ms": batch_ms,
         "repl_buffer": c.gauge("repl.buffer.count"),
         "repl_lag_s": np.where(lag_ms >= 0, lag_ms / 1000, np.nan),  # -1: no primary to measure against
+        "wc_wait_ms": _ratio(c.counter("repl.wc_wait.ms"), c.counter("repl.wc_wait.count")),
         "queue_readers": c.gauge("queue.readers"),
     }
     if on_secondary.any():

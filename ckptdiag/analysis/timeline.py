@@ -14,7 +14,7 @@ TIMELINE_POINTS = 600
 
 def timeline(d: pd.DataFrame, episodes: Sequence[Episode], disk: str | None, points: int) -> pd.DataFrame:
     """The window in at most ``points`` equal time buckets: lowest ops/s (dips must show), highest
-    dirty %, disk MB/s and write latency, and whether a checkpoint or a stall touched the bucket."""
+    dirty %, disk MB/s, write latency and write-concern wait, and whether a checkpoint or a stall touched the bucket."""
     t = d["t"].to_numpy()
     span = max(float(t[-1] - t[0]), 1e-9)
     n = int(min(points, max(t.size, 1)))
@@ -26,6 +26,7 @@ def timeline(d: pd.DataFrame, episodes: Sequence[Episode], disk: str | None, poi
             "dirty_pct": d["dirty_pct"].to_numpy(),
             "disk_mb_s": d[f"disk.{disk}.wmb_s"].to_numpy() if disk else np.nan,
             "write_lat_ms": d["write_lat_ms"].to_numpy(),
+            "wc_wait_ms": d["wc_wait_ms"].to_numpy() if "wc_wait_ms" in d else np.nan,
         }
     )
     out = frame.groupby("bucket").agg(
@@ -34,6 +35,7 @@ def timeline(d: pd.DataFrame, episodes: Sequence[Episode], disk: str | None, poi
         dirty_pct=("dirty_pct", "max"),
         disk_mb_s=("disk_mb_s", "max"),
         write_lat_ms=("write_lat_ms", "max"),
+        wc_wait_ms=("wc_wait_ms", "max"),
     )
     out = out.reindex(range(n))
     out["t"] = t[0] + np.arange(n) * span / n

@@ -83,10 +83,7 @@ def record(
     from ckptdiag.workflows.record import RecordRequest, run_record
 
     seconds = parse_duration(duration)
-    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
-        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
-    if source == "diagnostic" and devices:
-        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
+    _check_connection(conn, source, devices)
     request = RecordRequest(
         conn=conn,
         output=output,
@@ -191,10 +188,7 @@ def diagnose(
     """
     from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
 
-    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
-        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
-    if source == "diagnostic" and devices:
-        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")
+    _check_connection(conn, source, devices)
     record = RecordRequest(
         conn=conn,
         output=save,
@@ -236,3 +230,12 @@ def _fleet(
     fmt = fmt if fmt != "auto" else "html" if output is not None else resolve_format(fmt, None)
     request = FleetRequest(hosts_file, record, fmt, output, fail_on, jobs, save)
     return int(run_fleet(request, stop_signals, err))
+
+
+def _check_connection(conn: dict[str, Any], source: str, devices: tuple[str, ...]) -> None:
+    """The password asked for on a terminal when only the user was given; --device refused
+    where the disks come from the server (--source diagnostic)."""
+    if conn.get("username") and conn.get("password") is None and sys.stdin.isatty():
+        conn["password"] = click.prompt("Enter password", hide_input=True, err=True)
+    if source == "diagnostic" and devices:
+        raise click.UsageError("--device reads this host's /proc/diskstats; --source diagnostic brings the server's")

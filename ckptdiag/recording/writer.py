@@ -65,16 +65,18 @@ def build_sample(
     skipped: int = 0,
     disks: Mapping[str, tuple[DiskCounters, int]] | None = None,
     host: Mapping[str, float] | None = None,
+    extra: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """One recording line from a serverStatus reply and the disk counters (and the host's CPU
-    time, ``host.cpu.*`` metrics) read beside it."""
+    time, ``host.cpu.*`` metrics; ``extra`` metrics from other replies, e.g. the replication lag)
+    read beside it."""
     sample: dict[str, Any] = {
         "type": "sample",
         "seq": seq,
         "t": round(wall, 3),
         "mono": round(mono, 4),
         "rtt_ms": round(rtt_ms, 2),
-        "m": {**catalogue.extract(doc), **(host or {})},
+        "m": {**catalogue.extract(doc), **(host or {}), **(extra or {})},
     }
     server_ms = _epoch_ms(doc.get("localTime"))
     if server_ms is not None:

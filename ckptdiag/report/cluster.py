@@ -72,6 +72,13 @@ class ClusterReport:
         rows = [f"{name:<{width}}  {_marks(r, start, end, TIMELINE_WIDTH)}" for name, r in self.members]
         return [*rows, f"{'':<{width}}  {iso(start)} .. {iso(end)}  (# stalled checkpoint, | checkpoint)"]
 
+    def charts(self) -> str | None:
+        """The members' checkpoints and stalls on one time axis (SVG)."""
+        from ckptdiag.report.cluster_svg import timeline_svg
+
+        svg = timeline_svg([(name, r.dx) for name, r in self.members])
+        return f'<div class="charts">{svg}</div>' if svg else None
+
     def text(self) -> str:
         """The terminal report: the members table and the findings (each member's detail is in
         the other formats)."""
@@ -117,4 +124,9 @@ def _member_json(m: MemberSummary) -> dict[str, Any]:
         "summary": m.summary,
         "repl_lag_growth_s_max": m.repl_lag_growth_s,
         "primary_write_latency_ratio_during_stalls": m.primary_latency_ratio,
+        "primary_write_concern_wait_ms": (
+            {"outside_stalls": m.primary_wc_wait_ms[0], "during_stalls_max": m.primary_wc_wait_ms[1]}
+            if m.primary_wc_wait_ms is not None
+            else None
+        ),
     }

@@ -56,6 +56,10 @@ class FleetIndex:
             out.append(f"| {h.name} | {_kind(h)} | {h.severity or 'not diagnosed'} | {_cell(h.summary)} | {report} |")
         return "\n".join(out) + "\n"
 
+    def charts(self) -> str | None:
+        """No chart: the page is its table."""
+        return None
+
     def text(self) -> str:
         """The terminal index."""
         width = max((len(h.name) for h in self.hosts), default=4)

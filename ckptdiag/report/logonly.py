@@ -89,6 +89,10 @@ class LogOnlyReport:
         out += ["", f"_ckptdiag {__version__}_"]
         return "\n".join(out) + "\n"
 
+    def charts(self) -> str | None:
+        """No chart: a log alone has no sampled timeline to draw."""
+        return None
+
     def text(self) -> str:
         """The terminal report (plain text: the log has no timeline to draw)."""
         dx = self.dx

@@ -23,6 +23,9 @@ class TextReport(Protocol):
     def text(self) -> str:
         """The terminal report."""
 
+    def charts(self) -> str | None:
+        """What the HTML page shows after the summary (an SVG), if anything."""
+
 
 def render(r: TextReport, fmt: str) -> str:
     """``r`` in ``fmt`` (json, md, html, table)."""
@@ -33,5 +36,5 @@ def render(r: TextReport, fmt: str) -> str:
     if fmt == "html":
         from ckptdiag.report.html_page import page
 
-        return page(r.markdown(), r.severity)
+        return page(r.markdown(), r.severity, r.charts())
     return r.text()

@@ -18,7 +18,7 @@ from pymongo.errors import ConfigurationError, ConnectionFailure, OperationFailu
 
 from ckptdiag.errors import ConnectError, UsageError
 from ckptdiag.sources.connection import ConnectOptions
-from ckptdiag.sources.mongo import clean_message, operation_error, unreachable
+from ckptdiag.sources.refusals import clean_message, operation_error, unreachable
 
 # member states that hold no data to checkpoint, or are not members at all any more
 _NOT_DATA = ("ARBITER", "REMOVED")

@@ -1,6 +1,7 @@
 """A live mongod over the wire protocol: identity once, then serverStatus (or getDiagnosticData).
 
-The only module that imports pymongo. Every failure a DBA can meet (unreachable, auth, missing
+With :mod:`.discovery` (which mongods a URI leads to) and :mod:`.refusals` (failures as errors),
+the only modules that import pymongo. Every failure a DBA can meet (unreachable, auth, missing
 privileges, mongos, MMAPv1, a server older than the driver) becomes a :class:`ConnectError` with
 a hint; a connection lost while sampling becomes :class:`SourceLost`, which the sampler turns
 into a recorded gap and a reconnect.
@@ -28,9 +29,15 @@ from ckptdiag import catalogue
 from ckptdiag.errors import ConnectError, UsageError
 from ckptdiag.redact import redact_doc, scrub, unescaped_credentials
 from ckptdiag.sources.connection import ConnectOptions
-
-UNAUTHORIZED = 13
-AUTH_FAILED = 18
+from ckptdiag.sources.refusals import (
+    AUTH_FAILED,
+    UNAUTHORIZED,
+    clean_message,
+    driver_too_new,
+    mongos_error,
+    operation_error,
+    unreachable,
+)
 
 # serverStatus sections ckptdiag never reads: excluded so each 1 Hz request stays cheap (FTDC's own
 # collector excludes some the same way). Unknown names are ignored by the server, so one list fits
@@ -159,6 +166,9 @@ def _subset(doc: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 # Key under which a sample carries the disk counters that came with it (getDiagnosticData's
 # systemMetrics.disks: the server host's own disks); the sampler takes it out of the document.
 DISKS_KEY = "_ckptdiag_disks"
+# Key under which a replica-set member's sample carries its replication lag (ms, from
+# replSetGetStatus: catalogue.replset_lag_ms); the sampler takes it out as well.
+LAG_KEY = "_ckptdiag_lag_ms"
 
 
 def diagnostic_sample(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,6 +188,8 @@ def diagnostic_sample(data: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(fields, Mapping):
                 disks[name] = DiskCounters.from_ftdc(fields)
     status[DISKS_KEY] = disks
+    if isinstance(data.get("replSetGetStatus"), Mapping):
+        status[LAG_KEY] = catalogue.replset_lag_ms(data["replSetGetStatus"])
     return status
 
 
@@ -189,6 +201,9 @@ class MongoSource:
         self.kind = kind
         self._client: MongoClient[dict[str, Any]] | None = None
         self._command = serverstatus_command()
+        # a replica-set member's lag is asked for each tick too (FTDC collects replSetGetStatus
+        # each second as well), until the server refuses it
+        self._lag = False
 
     # -- connection ------------------------------------------------------------------------
     def _new_client(self) -> MongoClient[dict[str, Any]]:
@@ -234,7 +249,7 @@ class MongoSource:
         except ServerSelectionTimeoutError as exc:
             raise unreachable(exc, self.options) from None
         except ConfigurationError as exc:
-            raise _driver_too_new(exc, self.options.display()) from None
+            raise driver_too_new(exc, self.options.display()) from None
         except ConnectionFailure as exc:
             raise ConnectError(
                 f"cannot reach {self.options.display()}: {self._scrubbed(exc)}",
@@ -242,6 +257,7 @@ class MongoSource:
                 retryable=True,
             ) from None
         address = ",".join(f"{h}:{p}" for h, p in self._client.topology_description.server_descriptions())
+        self._lag = self.kind == "serverStatus" and catalogue.replica_state(replies.status) is not None
         return _server_info(replies, address, self.options.display())
 
     def _identity(self) -> _Identity:
@@ -249,7 +265,7 @@ class MongoSource:
         assert self._client is not None
         admin = self._client.admin
         if admin.command("ismaster").get("msg") == "isdbgrid":
-            raise _mongos(self.options.display())
+            raise mongos_error(self.options.display())
         status = dict(admin.command("serverStatus"))
         build = dict(admin.command("buildInfo"))
         cmdline = dict(admin.command("getCmdLineOpts"))
@@ -282,13 +298,16 @@ class MongoSource:
                 reply = self._client.admin.command("getDiagnosticData")
                 return diagnostic_sample(reply.get("data") or {})
             try:
-                return dict(self._client.admin.command(self._command))
+                doc = dict(self._client.admin.command(self._command))
             except OperationFailure as exc:
                 if exc.code == UNAUTHORIZED:
                     raise
                 # An old server that rejects the histogram option: ask plainly from now on.
                 self._command = serverstatus_command(histograms=False)
-                return dict(self._client.admin.command(self._command))
+                doc = dict(self._client.admin.command(self._command))
+            if self._lag:
+                doc[LAG_KEY] = self._lag_ms()
+            return doc
         except OperationFailure as exc:
             if exc.code in (UNAUTHORIZED, AUTH_FAILED):
                 raise operation_error(exc, self.options.display()) from None
@@ -298,21 +317,18 @@ class MongoSource:
         except PyMongoError as exc:
             raise SourceLost(clean_message(exc)) from None
 
+    def _lag_ms(self) -> int | None:
+        """This member's replication lag (ms), or None once the server refuses replSetGetStatus."""
+        assert self._client is not None
+        try:
+            return catalogue.replset_lag_ms(self._client.admin.command("replSetGetStatus"))
+        except OperationFailure:
+            self._lag = False
+            return None
+
 
 # the server parameters the settings in force are read from (engine_config.py)
 PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")
-
-
-class MongosTarget(ConnectError):
-    """The server is a mongos (no storage engine of its own): a cluster's members are recorded
-    through it instead (:mod:`ckptdiag.sources.discovery`)."""
-
-
-def _mongos(target: str) -> ConnectError:
-    return MongosTarget(
-        f"{target} is a mongos; checkpoints happen on each mongod",
-        "add --discover to record its shards' members through it, or point --uri at a shard member (mongod)",
-    )
 
 
 @dataclass(frozen=True)
@@ -333,7 +349,7 @@ def _server_info(replies: _Identity, address: str, target: str) -> ServerInfo:
     status, build, cmdline = replies.status, replies.build, replies.cmdline
     engine = (status.get("storageEngine") or {}).get("name")
     if str(status.get("process", "")).startswith("mongos"):
-        raise _mongos(target)
+        raise mongos_error(target)
     if engine and engine != "wiredTiger":
         raise ConnectError(
             f"{target} runs the {engine} storage engine, not WiredTiger",
@@ -371,61 +387,3 @@ def _host_subset(host_info: Mapping[str, Any]) -> dict[str, Any]:
         "cpu_arch": system.get("cpuArch"),
         "os": _subset(os_, ("type", "name", "version")),
     }
-
-
-def clean_message(exc: BaseException) -> str:
-    """A driver message on one line, without the topology dump pymongo appends."""
-    text = str(exc).split(", Timeout:")[0].split(", full error:")[0]
-    return " ".join(text.split())[:300]
-
-
-def operation_error(exc: OperationFailure, target: str) -> ConnectError:
-    """A refused command as the error a DBA can act on (authentication, privileges)."""
-    if exc.code == AUTH_FAILED:
-        return ConnectError(
-            f"authentication failed for {target}",
-            "check --username/--password and --authenticationDatabase (often admin)",
-        )
-    if exc.code == UNAUTHORIZED:
-        hint = (
-            "the clusterMonitor role is enough: db.grantRolesToUser('<user>', [{role: 'clusterMonitor', db: 'admin'}])"
-        )
-        if "getDiagnosticData" in str(exc) or "oplog" in str(exc):
-            hint = (
-                "getDiagnosticData needs clusterMonitor and read on local: db.grantRolesToUser('<user>', "
-                "[{role: 'clusterMonitor', db: 'admin'}, {role: 'read', db: 'local'}])"
-            )
-        return ConnectError(f"not authorized on {target}: {clean_message(exc)}", hint)
-    return ConnectError(f"{target} refused a command: {clean_message(exc)}", "run with --debug for details")
-
-
-def unreachable(exc: ServerSelectionTimeoutError, options: ConnectOptions) -> ConnectError:
-    """A server that did not answer in time, with what the driver saw (no password)."""
-    text = scrub(clean_message(exc), options.client_uri(), options.password)
-    if "wire version" in text:
-        return _driver_too_new(exc, options.display())
-    return ConnectError(
-        f"cannot reach {options.display()} within {options.timeout_s:g} s: {text}",
-        "check that mongod is running, the host and port, firewalls, and TLS options (--tls)",
-        retryable=True,
-    )
-
-
-def _driver_too_new(exc: PyMongoError, target: str) -> ConnectError:
-    import pymongo
-
-    return ConnectError(
-        f"{target}: {clean_message(exc)}",
-        f"pymongo {pymongo.version} needs MongoDB {'.'.join(map(str, _min_server()))}+; for older servers "
-        "install an older driver (pip install 'pymongo>=4,<4.11' reaches 3.6-4.2) "
-        "or analyse the server's FTDC files (diagnostic.data), which need no connection",
-    )
-
-
-def _min_server() -> tuple[int, ...]:
-    try:
-        from pymongo.common import MIN_SUPPORTED_SERVER_VERSION
-
-        return tuple(int(x) for x in str(MIN_SUPPORTED_SERVER_VERSION).split("."))
-    except ImportError:  # pragma: no cover - very old drivers
-        return (3, 6)

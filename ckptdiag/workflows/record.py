@@ -83,7 +83,7 @@ def run_record(
     """Record a server into a file and/or stdout; the file is complete however the run ends:
     with its ``end`` event, or (stopped before its first sample) not left behind at all. A
     cluster (:func:`records_cluster`, or a mongos) is recorded one file per member."""
-    from ckptdiag.sources.mongo import MongosTarget
+    from ckptdiag.sources.refusals import MongosTarget
 
     if source is None and records_cluster(request):
         return run_cluster_record(request, stop_signals, warn)
@@ -306,7 +306,7 @@ def record_and_diagnose(
 
     from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.errors import InputError, UsageError
-    from ckptdiag.sources.mongo import MongosTarget
+    from ckptdiag.sources.refusals import MongosTarget
     from ckptdiag.workflows.logs import check_logs
 
     cluster = records_cluster(request.record)

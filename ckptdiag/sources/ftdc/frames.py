@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ckptdiag import catalogue
 from ckptdiag.sources.diskstats import FTDC_DISK_FIELDS
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, _read_selected
 from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
@@ -100,7 +101,7 @@ def _host_cpu(path: str) -> bool:
     return path.startswith(_CPU) and path[len(_CPU) :] in HOST_CPU_FIELDS
 
 
-LAG = "repl.lag_ms"  # from replSetGetStatus: the primary's optime less this member's (-1: not known)
+LAG = catalogue.LAG_METRIC  # from replSetGetStatus: the rule of catalogue.replset_lag_ms, on columns
 _MEMBER = re.compile(r"^replSetGetStatus\.members\.(\d+)\.(optimeDate|state|self)$")
 
 
