@@ -107,7 +107,7 @@ def main() -> None:
             result = recorder.run()
             cpu = time.process_time() - cpu_at_grid[0]
             lateness: list[float] = []
-            worst_p99 = 0.0
+            worst_p99 = drift = 0.0
             skipped = 0
             for member in result.members:
                 assert member.path is not None
@@ -120,6 +120,7 @@ def main() -> None:
                 skipped += ticks_skipped
                 lateness += late
                 worst_p99 = max(worst_p99, percentile(late, 0.99))
+                drift = max(drift, late[-1])  # the last tick as late as the first ones: no drift
     finally:
         for child in children:
             assert child.stdin is not None
@@ -140,6 +141,7 @@ def main() -> None:
             "lateness_ms_p99": round(percentile(lateness, 0.99), 2),
             "lateness_ms_max": round(max(lateness), 2),
             "worst_member_lateness_ms_p99": round(worst_p99, 2),
+            "last_sample_lateness_ms_max": round(drift, 2),
         },
     )
 

@@ -274,3 +274,56 @@ def test_rediscovery_that_reaches_only_a_shard_does_not_drop_the_others() -> Non
 def test_replica_set_replay_serves_the_real_documents() -> None:
     rs = ReplicaSetReplay(3)
     assert rs.status["version"] == "4.2.8" and len(rs.rs_status["members"]) == 3
+
+
+def test_a_mongodb_srv_name_leads_to_its_members_with_its_txt_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mongodb+srv:// resolves through DNS (SRV: the hosts; TXT: authSource, replicaSet): the
+    resolver is given the loopback set's addresses, and each member's own URI keeps what the
+    TXT record said (authSource) and leaves replicaSet out (each member is polled directly)."""
+    from pymongo.synchronous import srv_resolver
+
+    from ckptdiag.sources.connection import ConnectOptions
+    from ckptdiag.sources.discovery import discover
+    from ckptdiag.sources.mongo import MongoSource
+
+    with replica_set(3) as rs:
+        seeds = [("127.0.0.1", int(a.rsplit(":", 1)[1])) for a in rs.addresses[:2]]
+        monkeypatch.setattr(srv_resolver._SrvResolver, "get_hosts", lambda self: seeds)
+        monkeypatch.setattr(srv_resolver._SrvResolver, "get_options", lambda self: "authSource=admin&replicaSet=rs1")
+        # tls=false: the loopback servers speak plain TCP (an SRV name implies TLS otherwise)
+        options = ConnectOptions(uri="mongodb+srv://monitor:pw@cluster0.example.net/?tls=false&authMechanism=PLAIN")
+        topology = discover(options)
+        assert topology.kind == "replica set" and sorted(m.host for m in topology.members) == sorted(rs.addresses)
+        assert topology.resolved == (("authSource", "admin"),)
+        third = options.for_member(rs.addresses[2], topology.resolved)
+        assert "replicaSet" not in third.client_uri() and "authSource=admin" in third.client_uri()
+        source = MongoSource(third)
+        try:
+            info = source.connect()
+        finally:
+            source.close()
+        assert info.host == rs.addresses[2]
+        assert rs.members[2].auth[-1]["$db"] == "admin"  # the TXT record's authSource reached the member
+        assert "pw" not in third.display()
+
+
+def test_source_diagnostic_brings_each_members_own_disks(tmp_path: Path) -> None:
+    with replica_set(3) as rs:
+        proc = ckptdiag(
+            "record",
+            "--uri",
+            rs.seed_uri,
+            "--source",
+            "diagnostic",
+            "-d",
+            "0.4",
+            "-i",
+            str(INTERVAL),
+            "-o",
+            str(tmp_path / "rs"),
+        )
+    assert proc.returncode == 0, proc.stderr
+    recs = recordings(tmp_path / "rs")
+    assert len(recs) == 3
+    assert all(rec.header["source"]["disks"] == "getDiagnosticData" for rec in recs.values())
+    assert all(rec.header["source"]["kind"] == "diagnostic" for rec in recs.values())

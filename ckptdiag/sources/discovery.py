@@ -68,9 +68,10 @@ def _seeds(options: ConnectOptions) -> tuple[list[str], tuple[tuple[str, str], .
             "see mongodb://[user@]host[:port]/?options",
         ) from None
     seeds = [_host_port(h, p) for h, p in parsed["nodelist"]]
+    found = {str(k).lower(): v for k, v in parsed["options"].items()}
     resolved: tuple[tuple[str, str], ...] = ()
-    if uri.startswith("mongodb+srv://") and parsed["options"].get("authsource"):
-        resolved = (("authSource", str(parsed["options"]["authsource"])),)
+    if uri.startswith("mongodb+srv://") and found.get("authsource"):
+        resolved = (("authSource", str(found["authsource"])),)
     return seeds, resolved
 
 
