@@ -186,6 +186,7 @@ class _MemberRun(threading.Thread):
                 interval=owner.interval,
                 duration=owner.duration,
                 on_event=self._on_event,
+                on_sample=self._on_sample if owner.on_sample is not None else None,
                 stop_signals=self._registered,
                 start=owner.grid_start,
             )
@@ -199,6 +200,10 @@ class _MemberRun(threading.Thread):
         if event["kind"] == "role":
             self.role = event.get("role")
         self.owner.member_event(self.address, event)
+
+    def _on_sample(self, sample: dict[str, Any]) -> None:
+        if self.owner.on_sample is not None:
+            self.owner.on_sample(self.address.host, sample)
 
 
 class ClusterRecorder:
@@ -220,7 +225,11 @@ class ClusterRecorder:
         overwrite: bool = False,
         stream: IO[str] | None = None,
         follow_s: float = REDISCOVER_S,
+        on_sample: Callable[[str, dict[str, Any]], None] | None = None,
+        on_member_event: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
+        """``on_sample`` and ``on_member_event`` see every member's samples and events (from the
+        members' threads): the live table on a terminal."""
         self.discover = discover
         self.source_for = source_for
         self.plan_for = plan_for
@@ -233,6 +242,8 @@ class ClusterRecorder:
         self.overwrite = overwrite
         self.stream = _LockedStream(stream) if stream is not None else None
         self.follow_s = follow_s
+        self.on_sample = on_sample
+        self.on_member_event = on_member_event
         self.grid_start = 0.0
         self.grid_ready = threading.Event()  # set once grid_start is: the members' first tick waits for it
         self._runs: dict[str, _MemberRun] = {}
@@ -273,6 +284,8 @@ class ClusterRecorder:
     def member_event(self, address: MemberAddress, event: dict[str, Any]) -> None:
         """A member's recording event: said on the terminal when a person would want it, and a
         configuration change starts a new discovery."""
+        if self.on_member_event is not None:
+            self.on_member_event(address.host, event)
         kind = event["kind"]
         if kind == "role":
             if event.get("previous") is not None and event.get("previous") != event.get("role"):
@@ -294,8 +307,11 @@ class ClusterRecorder:
         for run in list(self._runs.values()):
             run.request_stop(reason)
 
-    def run(self, stop_signals: StopSignals | None = None) -> ClusterResult:
-        """Discover, record every member until the end, and say what each recorded."""
+    def run(
+        self, stop_signals: StopSignals | None = None, around: AbstractContextManager[Any] | None = None
+    ) -> ClusterResult:
+        """Discover, record every member until the end, and say what each recorded; ``around``
+        wraps the recording (the live table)."""
         topology = self.discover(())
         if not self.overwrite and self.out_dir is not None:  # before any recording: never a file already there
             for address in topology.members:
@@ -307,7 +323,7 @@ class ClusterRecorder:
         self.warn(f"{topology.describe()}; one recording each in {self.out_dir or 'stdout'}")
         for note in topology.notes:
             self.warn(f"note: {note}")
-        with stop_signals(self.request_stop) if stop_signals else nullcontext():
+        with stop_signals(self.request_stop) if stop_signals else nullcontext(), around or nullcontext():
             for address in topology.members:
                 self._start(address, joined=False)
             # The grid starts once every member has answered (or failed) its first connect: tick

@@ -72,3 +72,24 @@ def test_the_live_line_counts_checkpoints_and_shows_the_intervals_write_p99() ->
     row = next(line for line in out.getvalue().splitlines()[::-1] if "RUNNING" in line)
     assert row.split("│")[3].strip() == "2"  # checkpoints begun since the recording started
     assert "1.0" in row.split("│")[8]
+
+
+def test_the_cluster_table_has_a_row_per_member_with_its_role_and_lag() -> None:
+    from ckptdiag.report.live import ClusterStatus
+
+    out = io.StringIO()
+    console = Console(file=out, width=160, force_terminal=False, color_system=None)
+    a, b = _samples()
+    lagging = {**b, "m": {**b["m"], "repl.lag_ms": 7000}}
+    with ClusterStatus(console, "mongodb://db1,db2/?replicaSet=rs0", "rs0/") as live:
+        live.on_event("db1:27017", {"kind": "role", "role": "primary"})
+        live.on_event("db2:27017", {"kind": "role", "role": "secondary"})
+        for member, second in (("db1:27017", b), ("db2:27017", lagging)):
+            live.on_sample(member, a)
+            live.on_sample(member, second)
+        live.note("db2:27017 is now primary (was secondary)")
+    text = out.getvalue()
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if "db" in line and "│" in line}
+    assert "primary" in rows["db1:27017"] and "RUNNING" in rows["db1:27017"] and "110" in rows["db1:27017"]
+    assert "secondary" in rows["db2:27017"] and rows["db2:27017"].rstrip(" │").endswith("7")
+    assert "db2:27017 is now primary (was secondary)" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from rich.console import Console
@@ -69,11 +70,7 @@ class LiveStatus:
         if f is None:
             table.add_row(f"{elapsed:.0f}s", "-", "-", "-", "-", "-", "-", "-", "-")
             return table
-        ckpt = (
-            Text("-")
-            if f.checkpoint_running is None
-            else (Text("RUNNING", style="bold red") if f.checkpoint_running else Text("idle", style="green"))
-        )
+        ckpt = _running(f)
         begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
         table.add_row(
             f"{elapsed:.0f}s",
@@ -87,3 +84,79 @@ class LiveStatus:
             fmt(f.app_evictions_s, ",.0f"),
         )
         return table
+
+
+class ClusterStatus:
+    """A row per member, refreshed four times a second while a cluster is recorded: its role,
+    whether it is checkpointing, checkpoints begun, dirty %, ops/s, write p99 and replication lag.
+    Members report from their own threads; rich draws from its own."""
+
+    def __init__(self, console: Console, target: str, output: str) -> None:
+        self.console = console
+        self.title = f"ckptdiag record {target} -> {output}"
+        self._lock = threading.Lock()
+        self._rows: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {}  # member -> (previous, latest)
+        self._first_ckpt: dict[str, float] = {}
+        self._roles: dict[str, str] = {}
+        self._notes: list[str] = []
+        self._live = Live(get_renderable=self._render, console=console, refresh_per_second=4, transient=False)
+
+    def __enter__(self) -> ClusterStatus:
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._live.__exit__(None, None, None)
+
+    def on_sample(self, member: str, sample: dict[str, Any]) -> None:
+        """A member's new sample."""
+        with self._lock:
+            before = self._rows.get(member)
+            self._rows[member] = (before[1] if before else None, sample)
+
+    def on_event(self, member: str, event: dict[str, Any]) -> None:
+        """A member's role (the table shows it) or another event."""
+        if event["kind"] == "role":
+            with self._lock:
+                self._roles[member] = str(event.get("role"))
+
+    def note(self, line: str) -> None:
+        """A line for the person watching, under the table (the last five stay)."""
+        with self._lock:
+            self._notes = [*self._notes, line][-5:]
+
+    def _render(self) -> Table:
+        table = Table(
+            title=self.title,
+            title_justify="left",
+            caption="\n".join(self._notes) or "Ctrl-C stops; every recording stays complete",
+            caption_justify="left",
+        )
+        for name in ("member", "role", "ckpt", "ckpts", "dirty%", "ops/s", "w p99 ms", "lag s"):
+            table.add_column(name, justify="left" if name in ("member", "role") else "right")
+        with self._lock:
+            rows = sorted(self._rows.items())
+            roles = dict(self._roles)
+        for member, (prev, latest) in rows:
+            f = instant(prev, latest)
+            if f.checkpoints is not None:
+                self._first_ckpt.setdefault(member, f.checkpoints)
+            begun = None if f.checkpoints is None else f.checkpoints - self._first_ckpt[member]
+            lag = latest.get("m", {}).get("repl.lag_ms")
+            table.add_row(
+                member,
+                roles.get(member, "-"),
+                _running(f),
+                fmt(begun, ".0f"),
+                fmt(f.dirty_pct, ".1f"),
+                fmt(f.ops_s, ",.0f"),
+                fmt(f.write_p99_ms, ",.1f"),
+                fmt(lag / 1000 if isinstance(lag, (int, float)) and lag >= 0 else None, ".0f"),
+            )
+        return table
+
+
+def _running(f: Instant) -> Text:
+    if f.checkpoint_running is None:
+        return Text("-")
+    return Text("RUNNING", style="bold red") if f.checkpoint_running else Text("idle", style="green")

@@ -212,6 +212,13 @@ def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: 
             "cluster": {"set": address.set_name, "shard": address.shard},
         }
 
+    display: Any = None
+    if request.live:
+        from rich.console import Console
+
+        from ckptdiag.report.live import ClusterStatus
+
+        display = ClusterStatus(Console(), options.display(), str(out_dir or "stdout"))
     recorder = ClusterRecorder(
         discover=discover,
         source_for=lambda a: MongoSource(options.for_member(a.host, resolved[0]), request.source),
@@ -219,13 +226,15 @@ def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: 
         header_source=header_source,
         out_dir=out_dir,
         clock=SystemClock(),
-        warn=warn,
+        warn=display.note if display else warn,  # under the live table, not through it
         interval=request.interval,
         duration=request.duration,
         overwrite=request.overwrite,
         stream=sys.stdout if request.stream_stdout else None,
+        on_sample=display.on_sample if display else None,
+        on_member_event=display.on_event if display else None,
     )
-    result = recorder.run(stop_signals)
+    result = recorder.run(stop_signals, display)
     for member in result.members:
         warn(member.line())
     if result.samples == 0:
