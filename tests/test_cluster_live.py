@@ -327,3 +327,32 @@ def test_source_diagnostic_brings_each_members_own_disks(tmp_path: Path) -> None
     assert len(recs) == 3
     assert all(rec.header["source"]["disks"] == "getDiagnosticData" for rec in recs.values())
     assert all(rec.header["source"]["kind"] == "diagnostic" for rec in recs.values())
+
+
+def test_ctrl_c_ends_every_members_recording_complete(tmp_path: Path) -> None:
+    import signal
+
+    out = tmp_path / "rs"
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    with replica_set(3) as rs:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ckptdiag", "record", "--uri", rs.seed_uri, "-i", str(INTERVAL), "-o", str(out)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while len(list(out.glob("*.jsonl.gz"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    recs = recordings(out)
+    assert len(recs) == 3
+    for rec in recs.values():
+        end = rec.events[-1]
+        assert end["kind"] == "end" and end["reason"] == "interrupted" and not rec.truncated
+        assert len(rec.samples) >= 3 and end["samples"] == len(rec.samples)
