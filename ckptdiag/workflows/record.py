@@ -179,23 +179,11 @@ def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: 
     """Every member of the cluster the URI leads to, one recording each in the output directory."""
     from ckptdiag.clock import SystemClock
     from ckptdiag.cluster_recorder import ClusterRecorder
-    from ckptdiag.errors import ConnectError, OutputError, UsageError
+    from ckptdiag.errors import ConnectError
     from ckptdiag.sources import discovery
     from ckptdiag.sources.mongo import MongoSource
 
-    out_dir = request.output or (None if request.stream_stdout else default_output(cluster=True))
-    if out_dir is not None:
-        if out_dir.name.endswith((".jsonl", ".gz")) or out_dir.is_file():
-            raise UsageError(
-                f"a cluster is recorded one file per member, and {out_dir} names a file",
-                "give -o a directory (created if missing)",
-            )
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(
-                f"cannot create {out_dir}: {exc.strerror}", "check the path and its permissions"
-            ) from None
+    out_dir = _members_dir(request)
     options = connect_options(request.conn)
     resolved: list[tuple[tuple[str, str], ...]] = [()]
 
@@ -244,6 +232,25 @@ def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: 
             "check the members' addresses are reachable from here as the set's configuration names them",
         )
     return result
+
+
+def _members_dir(request: RecordRequest) -> Path | None:
+    """The directory a cluster's recordings go to (created), or None when they only stream."""
+    from ckptdiag.errors import OutputError, UsageError
+
+    out_dir = request.output or (None if request.stream_stdout else default_output(cluster=True))
+    if out_dir is None:
+        return None
+    if out_dir.name.endswith((".jsonl", ".gz")) or out_dir.is_file():
+        raise UsageError(
+            f"a cluster is recorded one file per member, and {out_dir} names a file",
+            "give -o a directory (created if missing)",
+        )
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create {out_dir}: {exc.strerror}", "check the path and its permissions") from None
+    return out_dir
 
 
 def _disk_plan(kind: str, info: ServerInfo, devices: tuple[str, ...]) -> DiskPlan:
