@@ -373,7 +373,9 @@ class LabEngine:
                 "repl": {
                     "apply": {"batchSize": 0, "batches": {"num": 0, "totalMillis": 0}, "ops": 0},
                     "buffer": {"apply": {"count": 0, "sizeBytes": 0, "maxSizeBytes": 0}},
-                }
+                },
+                # no write waits for a write concern on a standalone server
+                "getLastError": {"wtime": {"num": 0, "totalMillis": 0}, "wtimeouts": 0},
             },
             "queues": {
                 "execution": {rw: {"out": 0, "available": 128, "totalTickets": 128} for rw in ("read", "write")}
