@@ -33,7 +33,7 @@ def chunks() -> list[bytes]:
     import bson
 
     out = []
-    for path in sorted(p for p in FTDC.rglob("metrics.*") if p.is_file()):
+    for path in sorted(p for p in FTDC.rglob("*") if p.is_file() and not p.name.endswith((".json", ".tsv", ".md"))):
         buf = path.read_bytes()
         pos = 0
         while pos + 4 <= len(buf):

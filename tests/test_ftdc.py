@@ -287,6 +287,55 @@ def test_every_real_file_decodes_or_fails_with_one_line_naming_file_and_offset()
     assert clean >= len(files) - 5
 
 
+def _payloads(path: Path) -> Iterator[bytes]:
+    """Every metric chunk's payload (uint32 size + zlib stream) up to the file's first damage."""
+    buf = path.read_bytes()
+    pos = 0
+    while pos + 4 <= len(buf):
+        (length,) = struct.unpack_from("<i", buf, pos)
+        if length < 5 or pos + length > len(buf):
+            return
+        try:
+            doc = bson.decode(buf[pos : pos + length])
+        except bson.errors.BSONError:
+            return
+        pos += length
+        if doc.get("type") == 1 and isinstance(doc.get("data"), bytes):
+            yield bytes(doc["data"])
+
+
+def test_isal_inflates_every_real_chunk_to_the_same_bytes_as_zlib() -> None:
+    from ckptdiag.sources.ftdc import deltas
+
+    isal_zlib = pytest.importorskip("isal.isal_zlib")
+    files = _real_files()
+    if not files:
+        pytest.skip("shared data not available")
+    assert deltas._zlib is isal_zlib  # installed, so chunks are inflated by it
+    chunks = 0
+    for f in files:
+        for data in _payloads(f):
+            (size,) = struct.unpack_from("<I", data, 0)
+            expected = zlib.decompressobj().decompress(data[4:], size + 1)
+            assert deltas._inflate(data) == expected, f
+            chunks += 1
+    assert chunks > 2000  # every real chunk, not a sample of them
+
+
+def test_a_damaged_zlib_stream_is_one_message_whichever_library_inflates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckptdiag.sources.ftdc import deltas
+
+    good = zlib.compress(bytes(range(256)) * 64)
+    data = struct.pack("<I", 256 * 64) + good[:20] + bytes(b ^ 0x5A for b in good[20:])
+    messages = set()
+    for module in {deltas._zlib, zlib}:
+        monkeypatch.setattr(deltas, "_zlib", module)
+        with pytest.raises(ValueError) as exc:
+            deltas._inflate(data)
+        messages.add(str(exc.value))
+    assert messages == {"its zlib stream is damaged"}
+
+
 def test_fast_and_exact_reference_walks_agree_on_real_chunks() -> None:
     f = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
     checked = 0
