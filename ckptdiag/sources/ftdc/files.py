@@ -83,9 +83,14 @@ def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
 
 
 def read_file(
-    path: Path, report: FileReport | None = None, wanted: Callable[[str], bool] | None = None
+    path: Path,
+    report: FileReport | None = None,
+    wanted: Callable[[str], bool] | None = None,
+    cache: dict[str, Any] | None = None,
 ) -> Iterator[Chunk | Metadata]:
-    """Chunks and metadata of one FTDC file, in order. Damage ends the file (``report.error``)."""
+    """Chunks and metadata of one FTDC file, in order. Damage ends the file (``report.error``).
+    ``cache`` keeps the chunks' shapes (:func:`reference_schema`): the files of a directory share
+    one, as they share their shapes."""
     import bson
     from bson.codec_options import CodecOptions, DatetimeConversion
 
@@ -101,7 +106,7 @@ def read_file(
         )
     options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
     first = True
-    cache: dict[str, Any] = {}  # the last reference document's shape, reused while it fits
+    cache = {} if cache is None else cache
     for offset, raw in _bson_docs(buf, report):
         try:
             doc = bson.decode(raw, codec_options=options)
@@ -176,13 +181,14 @@ def metric_files(path: Path) -> list[Path]:
 def _read_selected(
     paths: Iterable[Path], reports: list[FileReport], wanted: Callable[[str], bool]
 ) -> Iterator[Chunk | Metadata]:
+    cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
     for top in paths:
         files = metric_files(top)
         for file in files:
             report = FileReport(str(file))
             reports.append(report)
             try:
-                yield from read_file(file, report, wanted)
+                yield from read_file(file, report, wanted, cache)
             except FtdcError as exc:
                 if not top.is_dir():
                     raise

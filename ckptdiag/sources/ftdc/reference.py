@@ -348,12 +348,21 @@ def reference_metrics(raw: bytes, cache: dict[str, Any] | None = None) -> tuple[
     return schema.paths, (schema.first_values if schema.first_raw is raw else schema.values(raw))
 
 
+RECENT_SHAPES = 64  # shapes a cache keeps: a directory's files share a few (a type that changed, a server upgraded)
+
+
 def reference_schema(raw: bytes, cache: dict[str, Any] | None = None, *, compiled: bool = True) -> Schema:
-    """The shape of a reference document: the cached one when it fits, else a new one (cached)."""
-    schema: Schema | None = cache.get("schema") if cache is not None else None
-    if schema is not None and schema.matches(raw, compiled=compiled):
-        return schema
+    """The shape of a reference document: a cached one when it fits (the most recent first),
+    else a new one, cached. One cache serves a whole directory: its files share their shapes,
+    and walking a reference document field by field is the slowest part of a file's first
+    chunk."""
+    recent: list[Schema] = cache.setdefault("schemas", []) if cache is not None else []
+    for i, schema in enumerate(recent):
+        if schema.matches(raw, compiled=compiled):
+            if i:
+                recent.insert(0, recent.pop(i))
+            return schema
     schema = Schema(raw)
-    if cache is not None:
-        cache["schema"] = schema
+    recent.insert(0, schema)
+    del recent[RECENT_SHAPES:]
     return schema
