@@ -20,19 +20,20 @@ base = json_util.loads(open(sys.argv[2]).read())
 def step(doc, n):
     doc["uptimeMillis"] = int(base["uptimeMillis"]) + 1000 * n
     doc["opcounters"]["insert"] = int(base["opcounters"]["insert"]) + 1000 * n
-server = ReplayServer(base, status=advancing(step)).start()
+server = ReplayServer(base, status=advancing(step), honour_filter=sys.argv[3] == "filter").start()
 print(server.uri, flush=True)
 sys.stdin.read()  # until the parent closes our stdin
 server.stop()
 """
 
 
-def start(doc: Path = DEFAULT_DOC) -> tuple[subprocess.Popen[str], str]:
-    """Start the server; returns the process and its URI. Close its stdin to stop it."""
+def start(doc: Path = DEFAULT_DOC, *, honour_filter: bool = True) -> tuple[subprocess.Popen[str], str]:
+    """Start the server (``honour_filter=False``: it sends every section, as a server that ignores
+    serverStatus's section filter does); returns the process and its URI. Close its stdin to stop it."""
     if not doc.exists():
         sys.exit(f"benchmark needs the shared data: {doc.name} not found")
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(REPO / "tests"), str(doc)],
+        [sys.executable, "-c", _CHILD, str(REPO / "tests"), str(doc), "filter" if honour_filter else "all"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -34,9 +34,12 @@ from ckptdiag.sources.mongo import MongoSource
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument(
+        "--unfiltered", action="store_true", help="the server sends every section (it ignores the filter)"
+    )
     args = parser.parse_args()
     full = json_util.loads(DEFAULT_DOC.read_text())
-    proc, uri = start()
+    proc, uri = start(honour_filter=not args.unfiltered)
     try:
         source = MongoSource(ConnectOptions(uri=uri))
         source.connect()
@@ -68,6 +71,7 @@ def main() -> None:
         "sample_cost",
         {
             "samples": args.samples,
+            "server_honours_filter": not args.unfiltered,
             "server_version": full["version"],
             "cpu_ms_per_sample": round(cpu * 1000 / args.samples, 3),
             "wall_ms_per_sample": round(wall * 1000 / args.samples, 3),

@@ -472,3 +472,21 @@ def _not_a_log(tmp_path: Path) -> Path:
     path = tmp_path / "notes.txt"
     path.write_text("remember to check the checkpoints\n")
     return path
+
+
+@pytest.mark.parametrize("name", VERSIONS, ids=lambda n: n.split("__")[0])
+def test_a_reply_read_lazily_gives_the_same_sample_as_one_decoded_whole(name: str) -> None:
+    """serverStatus replies stay raw BSON until the catalogue reads them: the sample is the same
+    as from the reply decoded whole, for every version's real document."""
+    import bson
+    from bson.raw_bson import RawBSONDocument
+
+    from ckptdiag.recording import build_sample
+
+    base = load_status(name)
+    raw = dict(RawBSONDocument(bson.encode(base)))
+    plain = bson.decode(bson.encode(base))
+    lazy_sample = build_sample(raw, seq=0, wall=1.0, mono=1.0, rtt_ms=1.0)
+    whole_sample = build_sample(plain, seq=0, wall=1.0, mono=1.0, rtt_ms=1.0)
+    assert lazy_sample == whole_sample
+    assert lazy_sample["m"] and catalogue.replica_state(raw) == catalogue.replica_state(plain)

@@ -32,9 +32,11 @@ class ReplayServer:
         system_metrics: Callable[[int], Doc] | None = None,
         hello: Callable[[], Doc] | None = None,
         handlers: dict[str, Callable[[Doc], Doc | str]] | None = None,
+        honour_filter: bool = True,
     ) -> None:
         self.base = base
         self.status = status or (lambda n, b: b)
+        self.honour_filter = honour_filter  # False: every section, as a server that ignores the filter
         self.calls = 0
         self.requests: list[Doc] = []
         self.auth: list[Doc] = []  # saslStart requests: what credentials and authSource reached the server
@@ -83,7 +85,9 @@ class ReplayServer:
             n = self.calls
             self.calls += 1
         reply = self.status(n, self.base)
-        return reply if reply == HANGUP else filter_sections(reply, doc)  # type: ignore[arg-type]
+        if reply == HANGUP or not self.honour_filter:
+            return reply
+        return filter_sections(reply, doc)  # type: ignore[arg-type]
 
     @property
     def uri(self) -> str:

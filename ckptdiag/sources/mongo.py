@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
 from bson.son import SON
 from pymongo import MongoClient
 from pymongo.errors import (
@@ -298,13 +300,13 @@ class MongoSource:
                 reply = self._client.admin.command("getDiagnosticData")
                 return diagnostic_sample(reply.get("data") or {})
             try:
-                doc = dict(self._client.admin.command(self._command))
+                doc = dict(self._client.admin.command(self._command, codec_options=_LAZY))
             except OperationFailure as exc:
                 if exc.code == UNAUTHORIZED:
                     raise
                 # An old server that rejects the histogram option: ask plainly from now on.
                 self._command = serverstatus_command(histograms=False)
-                doc = dict(self._client.admin.command(self._command))
+                doc = dict(self._client.admin.command(self._command, codec_options=_LAZY))
             if self._lag:
                 doc[LAG_KEY] = self._lag_ms()
             return doc
@@ -325,6 +327,12 @@ class MongoSource:
         except OperationFailure:
             self._lag = False
             return None
+
+
+# serverStatus replies stay raw BSON until read: the catalogue touches a few sections, and a
+# server that ignores the section filter (or a section grown large) then costs its bytes only
+# (benchmarks/bench_sample_cost.py --unfiltered)
+_LAZY: CodecOptions[Mapping[str, Any]] = CodecOptions(document_class=RawBSONDocument)
 
 
 # the server parameters the settings in force are read from (engine_config.py)
