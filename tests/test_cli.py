@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +62,47 @@ def test_serving_runs_a_signal_handler_even_when_another_thread_takes_the_signal
         assert stop.is_set() and time.monotonic() - began < 2.0
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_source_checkout_without_kernels_says_so_once(tmp_path: Path) -> None:
+    """Run from a copy of the source tree without the compiled kernels: one note, on stderr,
+    and the report is still made (by the Python paths)."""
+    import shutil
+
+    from synth import Server, write_recording
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(
+        Path(__file__).resolve().parents[1] / "ckptdiag",
+        checkout / "ckptdiag",
+        ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"),
+    )
+    rec = write_recording(Server(seconds=200).frame(), tmp_path / "r.jsonl.gz")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # not installed: without the editable install's finder, which would find the built kernels
+    not_installed = (
+        "import runpy, sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+        "runpy.run_module('ckptdiag', run_name='__main__')"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", not_installed, "report", str(rec), "-f", "json"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 3, 4), proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "compiled kernels not built" in line]
+    assert len(notes) == 1 and "_ftdc_kernel, _jsonl" in notes[0] and "pip install -e ." in notes[0]
+    assert json.loads(proc.stdout)["checkpoints"]["count"] > 0
+    # as installed here: where the kernels were built, nothing is said
+    from ckptdiag import fastpath
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(rec), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ("compiled kernels" in proc.stderr) == bool(fastpath.missing())

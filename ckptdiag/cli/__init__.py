@@ -34,6 +34,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
         ckptdiag record --uri mongodb://localhost:27017 --duration 10m -o node1.jsonl.gz
     """
     ctx.obj = {"debug": debug}
+    if ctx.invoked_subcommand in DECODING:
+        from ckptdiag import fastpath
+
+        line = fastpath.note()
+        if line:
+            _err(line)
+
+
+# the commands that decode FTDC or recordings, where missing kernels cost time
+DECODING = frozenset({"report", "diagnose", "compare", "demo"})
 
 
 def main(argv: list[str] | None = None) -> None:
