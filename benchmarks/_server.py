@@ -20,26 +20,39 @@ base = json_util.loads(open(sys.argv[2]).read())
 def step(doc, n):
     doc["uptimeMillis"] = int(base["uptimeMillis"]) + 1000 * n
     doc["opcounters"]["insert"] = int(base["opcounters"]["insert"]) + 1000 * n
-server = ReplayServer(base, status=advancing(step), honour_filter=sys.argv[3] == "filter").start()
-print(server.uri, flush=True)
+servers = [
+    ReplayServer(base, status=advancing(step), honour_filter=sys.argv[3] == "filter").start()
+    for _ in range(int(sys.argv[4]))
+]
+print(" ".join(s.uri for s in servers), flush=True)
 sys.stdin.read()  # until the parent closes our stdin
-server.stop()
+for server in servers:
+    server.stop()
 """
 
 
 def start(doc: Path = DEFAULT_DOC, *, honour_filter: bool = True) -> tuple[subprocess.Popen[str], str]:
     """Start the server (``honour_filter=False``: it sends every section, as a server that ignores
     serverStatus's section filter does); returns the process and its URI. Close its stdin to stop it."""
+    proc, uris = start_many(1, doc, honour_filter=honour_filter)
+    return proc, uris[0]
+
+
+def start_many(
+    count: int, doc: Path = DEFAULT_DOC, *, honour_filter: bool = True
+) -> tuple[subprocess.Popen[str], list[str]]:
+    """``count`` servers in one process of their own; returns the process and their URIs."""
     if not doc.exists():
         sys.exit(f"benchmark needs the shared data: {doc.name} not found")
+    mode = "filter" if honour_filter else "all"
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(REPO / "tests"), str(doc), "filter" if honour_filter else "all"],
+        [sys.executable, "-c", _CHILD, str(REPO / "tests"), str(doc), mode, str(count)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
+    return proc, proc.stdout.readline().split()
 
 
 def stop(proc: subprocess.Popen[str]) -> None:

@@ -25,23 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _server import DEFAULT_DOC, REPO, report
-
-_CHILD = r"""
-import sys
-sys.path.insert(0, sys.argv[1])
-from bson import json_util
-from wire import ReplayServer, advancing
-base = json_util.loads(open(sys.argv[2]).read())
-def step(doc, n):
-    doc["uptimeMillis"] = int(base["uptimeMillis"]) + 1000 * n
-    doc["opcounters"]["insert"] = int(base["opcounters"]["insert"]) + 1000 * n
-servers = [ReplayServer(base, status=advancing(step)).start() for _ in range(int(sys.argv[3]))]
-print(" ".join(str(s.server.port) for s in servers), flush=True)
-sys.stdin.read()
-for s in servers:
-    s.stop()
-"""
+from _server import report, start_many
 
 
 def start_servers(members: int, procs: int) -> tuple[list[subprocess.Popen[str]], list[str]]:
@@ -49,17 +33,10 @@ def start_servers(members: int, procs: int) -> tuple[list[subprocess.Popen[str]]
     children, hosts = [], []
     for k in range(procs):
         count = members // procs + (1 if k < members % procs else 0)
-        if not count:
-            continue
-        child = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(REPO / "tests"), str(DEFAULT_DOC), str(count)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert child.stdout is not None
-        hosts += [f"127.0.0.1:{port}" for port in child.stdout.readline().split()]
-        children.append(child)
+        if count:
+            child, uris = start_many(count)
+            hosts += [uri.removeprefix("mongodb://") for uri in uris]
+            children.append(child)
     return children, hosts
 
 

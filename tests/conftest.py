@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,19 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests/wire.py and tests/fakes.
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("CKPTDIAG_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``ckptdiag ARGS`` in a child process as a user runs it: no $MONGODB_URI, no terminal."""
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    return subprocess.run(
+        [sys.executable, "-m", "ckptdiag", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def shared_path(*parts: str) -> Path:

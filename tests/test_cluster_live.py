@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 from replset import ReplicaSetReplay, replica_set, sharded
 
 from ckptdiag.recording import Recording, read_recording
@@ -24,15 +25,7 @@ INTERVAL = 0.2
 
 
 def ckptdiag(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
-    return subprocess.run(
-        [sys.executable, "-m", "ckptdiag", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(*args, timeout=timeout)
 
 
 def recordings(directory: Path) -> dict[str, Recording]:

@@ -4,14 +4,12 @@ replaying real serverStatus documents), one report each and an index, worst firs
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import load_status
+from conftest import load_status, run_cli
 from replset import replica_set
 from wire import advancing, replay
 
@@ -24,15 +22,7 @@ STATUS = "serverStatus_8.2.10__AdilEnaanai+iwa2026.json"
 
 
 def ckptdiag(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
-    return subprocess.run(
-        [sys.executable, "-m", "ckptdiag", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(*args, timeout=timeout)
 
 
 def closed_port() -> int:

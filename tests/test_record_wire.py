@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_status, shared_path
+from conftest import load_status, run_cli, shared_path
 from wire import advancing, replay
 
 from ckptdiag import catalogue
@@ -30,15 +30,7 @@ VERSIONS = [
 
 
 def ckptdiag(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
-    return subprocess.run(
-        [sys.executable, "-m", "ckptdiag", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(*args, timeout=timeout)
 
 
 def _moving(base: dict[str, Any]):  # type: ignore[no-untyped-def]

@@ -3,13 +3,11 @@ then each member's own report (JSON: ``cluster`` and ``members``; docs/report-js
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from ckptdiag import __version__
 from ckptdiag.analysis.cluster import ClusterDiagnosis, MemberSummary
-from ckptdiag.report.document import SCHEMA_VERSION, Report, clean, iso, to_document
+from ckptdiag.report.document import Report, clean, head, iso, to_document
 
 
 @dataclass(frozen=True)
@@ -29,9 +27,7 @@ class ClusterReport:
         """The JSON document: the cluster view, then each member's full report."""
         doc: dict[str, Any] = clean(
             {
-                "schema_version": SCHEMA_VERSION,
-                "tool": {"name": "ckptdiag", "version": __version__},
-                "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+                **head(),
                 "cluster": {
                     "severity": self.dx.severity,
                     "worst_member": self.dx.worst,

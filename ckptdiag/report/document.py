@@ -190,15 +190,22 @@ def _eviction_json(dx: Diagnosis) -> dict[str, Any]:
     }
 
 
+def head() -> dict[str, Any]:
+    """The keys every JSON document of ckptdiag's starts with: its schema, the tool, when."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "ckptdiag", "version": __version__},
+        "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+    }
+
+
 def to_document(r: Report) -> dict[str, Any]:
     """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN)."""
     dx, advice = r.dx, r.advice
     b = dx.baseline
     facts = dx.facts
     return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "ckptdiag", "version": __version__},
-        "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+        **head(),
         "source": r.source.to_json(),
         "server": {
             "version": facts.version,

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from ckptdiag import __version__
 from ckptdiag.analysis.fleet import HostVerdict, fleet_severity, worst_first
-from ckptdiag.report.document import SCHEMA_VERSION, clean, iso
+from ckptdiag.report.document import clean, head
 
 
 @dataclass(frozen=True)
@@ -35,9 +33,7 @@ class FleetIndex:
         """The JSON document: the fleet's verdict and one entry per host, worst first."""
         doc: dict[str, Any] = clean(
             {
-                "schema_version": SCHEMA_VERSION,
-                "tool": {"name": "ckptdiag", "version": __version__},
-                "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+                **head(),
                 "fleet": {
                     "severity": self.severity,
                     "summary": self.summary,

@@ -3,14 +3,13 @@ with the checkpoints the log's messages give (the weaker evidence, said in its s
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from ckptdiag import __version__
 from ckptdiag.analysis.logonly import LogOnlyDiagnosis
 from ckptdiag.recording import utc_iso
-from ckptdiag.report.document import SCHEMA_VERSION, clean, iso
+from ckptdiag.report.document import clean, head, iso
 from ckptdiag.report.logsection import LogSection
 
 
@@ -33,9 +32,7 @@ class LogOnlyReport:
         dx = self.dx
         doc: dict[str, Any] = clean(
             {
-                "schema_version": SCHEMA_VERSION,
-                "tool": {"name": "ckptdiag", "version": __version__},
-                "generated": iso(dt.datetime.now(dt.timezone.utc).timestamp()),
+                **head(),
                 "source": {"kind": "log", "path": self.path, "damaged": list(self.log.damaged)},
                 "window": {"start": iso(dx.start), "end": iso(dx.end)},
                 "verdict": {
