@@ -95,15 +95,7 @@ def read_file(
     from bson.codec_options import CodecOptions, DatetimeConversion
 
     report = report or FileReport(str(path))
-    try:
-        buf = path.read_bytes()
-    except OSError as exc:
-        raise FtdcError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
-    if len(buf) >= 5 and _I32.unpack_from(buf, 0)[0] > len(buf) * 4 + 64:
-        raise FtdcError(
-            f"{path} is not an FTDC file (byte 0 is not a BSON document)",
-            "give a diagnostic.data directory or one of its metrics.* files",
-        )
+    buf = _file_bytes(path)
     options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
     first = True
     cache = {} if cache is None else cache
@@ -146,6 +138,20 @@ def read_file(
             yield Metadata(start_ms, int(kind), meta)
     if first and report.error is None and not report.notes and not report.damage:
         raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
+
+
+def _file_bytes(path: Path) -> bytes:
+    """The file's bytes, refused at once when its first bytes cannot begin a BSON document."""
+    try:
+        buf = path.read_bytes()
+    except OSError as exc:
+        raise FtdcError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+    if len(buf) >= 5 and _I32.unpack_from(buf, 0)[0] > len(buf) * 4 + 64:
+        raise FtdcError(
+            f"{path} is not an FTDC file (byte 0 is not a BSON document)",
+            "give a diagnostic.data directory or one of its metrics.* files",
+        )
+    return buf
 
 
 # FTDC times are ms since the epoch; a value outside years 1970-9999 is damage, not a time
