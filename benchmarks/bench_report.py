@@ -8,7 +8,10 @@ none, and made-up buckets would change the verdict). The report runs in
 a child process, as a user runs it; wall time and peak RSS are the child's own. Target for 24 h
 (86,400 samples): <= 2 s and <= 1 GB.
 
-    python benchmarks/bench_report.py [--hours 1,6,24]
+    python benchmarks/bench_report.py [--hours 1,6,24] [--without-kernels]
+
+``--without-kernels`` runs the report as a machine without the compiled kernels would (the
+numpy FTDC decoder, a JSON parse of every recording line): the fallback's figures.
 """
 
 from __future__ import annotations
@@ -62,11 +65,20 @@ def write_recording(path: Path, hours: float) -> int:
     return int(t.size)
 
 
+WITHOUT_KERNELS = (
+    "import runpy, sys; sys.modules['ckptdiag._ftdc_kernel'] = sys.modules['ckptdiag._jsonl'] = None; "
+    "runpy.run_module('ckptdiag', run_name='__main__')"
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hours", default="1,6,24")
     parser.add_argument("--write", nargs=2, metavar=("PATH", "HOURS"), help=argparse.SUPPRESS)
+    parser.add_argument("--without-kernels", action="store_true")
     args = parser.parse_args()
+    # the kernels made unimportable in the child: every caller takes its Python path
+    run = [sys.executable, "-c", WITHOUT_KERNELS] if args.without_kernels else [sys.executable, "-m", "ckptdiag"]
     if args.write:  # in a child: a big parent would lend its pages to the measured child's RSS
         print(write_recording(Path(args.write[0]), float(args.write[1])))
         return
@@ -80,7 +92,7 @@ def main() -> None:
             out = Path(tmp) / f"r{hours:g}h.json"
             t0 = time.perf_counter()
             proc = subprocess.Popen(
-                [sys.executable, "-m", "ckptdiag", "report", str(rec), "-o", str(out), "--fail-on", "never"],
+                [*run, "report", str(rec), "-o", str(out), "--fail-on", "never"],
                 stderr=subprocess.PIPE,
                 text=True,
             )
@@ -93,6 +105,7 @@ def main() -> None:
                 json.dumps(
                     {
                         "benchmark": "report_json",
+                        "kernels": not args.without_kernels,
                         "hours": hours,
                         "samples": samples,
                         "recording_mb": round(rec.stat().st_size / 1e6, 1),

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ckptdiag import inflate
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import check_readable, head, open_maybe_gzip
 
@@ -118,29 +119,29 @@ def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
     at = _gzip_header_end(data)
     if at is None:
         return None
-    inflater = zlib.decompressobj(wbits=-15)
+    inflater = inflate.decompressobj(wbits=-15)
     try:
         text = inflater.decompress(memoryview(data)[at:])
-    except zlib.error:
+    except inflate.ERRORS:
         return _salvage(memoryview(data)[at:]), b"", True, False
     rest = inflater.unused_data
     if not inflater.eof or len(rest) < 8:
         return text, b"", True, False  # still being written, or the trailer was cut off
     crc, size = struct.unpack("<II", rest[:8])
-    ok = crc == zlib.crc32(text) and size == len(text) & 0xFFFFFFFF
+    ok = crc == inflate.crc32(text) and size == len(text) & 0xFFFFFFFF
     return text, rest[8:], ok, True
 
 
 def _salvage(deflated: memoryview) -> bytes:
     """The text of a deflate stream damaged inside, up to the damage: inflated a block at a time,
     every block before the one that fails is kept."""
-    inflater = zlib.decompressobj(wbits=-15)
+    inflater = inflate.decompressobj(wbits=-15)
     pieces: list[bytes] = []
     block = 1 << 16
     try:
         for i in range(0, len(deflated), block):
             pieces.append(inflater.decompress(deflated[i : i + block]))
-    except zlib.error:
+    except inflate.ERRORS:
         pass  # the damage: everything before it is in pieces
     return b"".join(pieces)
 

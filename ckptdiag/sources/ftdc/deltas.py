@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ckptdiag import inflate
 from ckptdiag.sources.ftdc.kernel import compiled as _ftdc_kernel
 from ckptdiag.sources.ftdc.reference import _I32, _U32, Selection, reference_schema
-
-
-def _inflate_module() -> Any:
-    """ISA-L's inflate (``isal``): 2.3x the standard library's on real FTDC chunks, byte for byte
-    the same (benchmarks/bench_inflate.py, tests/test_ftdc.py); the standard library's where it
-    has no wheel (and so is not installed)."""
-    try:
-        from isal import isal_zlib
-    except ImportError:  # pragma: no cover - depends on the platform
-        return zlib
-    return isal_zlib
-
-
-_zlib = _inflate_module()
-_INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, _zlib.error)
 
 
 def decode_deltas(
@@ -152,8 +137,8 @@ def _inflate(data: bytes) -> bytes:
     if expected > MAX_CHUNK_INFLATED:
         raise ValueError(f"chunk says it inflates to {expected:,} bytes, over the limit of {MAX_CHUNK_INFLATED:,}")
     try:
-        raw: bytes = _zlib.decompressobj().decompress(memoryview(data)[4:], expected + 1)
-    except _INFLATE_ERRORS:
+        raw: bytes = inflate.decompressobj().decompress(memoryview(data)[4:], expected + 1)
+    except inflate.ERRORS:
         raise ValueError("its zlib stream is damaged") from None  # one message, whichever library
     if len(raw) != expected:
         more = "more than " if len(raw) > expected else ""
