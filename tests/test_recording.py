@@ -198,6 +198,23 @@ def _frames_agree(path: Path) -> None:
     pd.testing.assert_frame_equal(a, b[a.columns])
 
 
+def _without_the_scanner_in_batches_too(path: Path) -> None:
+    """Without the compiled scanner, columns are made a batch of samples at a time: batches of 7
+    (shapes that change inside and across batches) give the frame a dict per sample gives."""
+    import pandas as pd
+
+    from ckptdiag.recording import reader
+
+    slow = read_recording(path).to_frame()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reader, "_jsonl", None)
+        mp.setattr(reader, "COLUMNS_BATCH", 7)
+        batched = read_recording(path, columns=True)
+    frame = batched.to_frame()
+    assert sorted(frame.columns) == sorted(slow.columns)
+    pd.testing.assert_frame_equal(slow, frame[slow.columns])
+
+
 def test_columns_read_every_shape_of_line_as_the_parser_does(tmp_path: Path) -> None:
     path = tmp_path / "mixed.jsonl"
     lines = [json.dumps(_header())]
@@ -220,6 +237,7 @@ def test_columns_read_every_shape_of_line_as_the_parser_does(tmp_path: Path) -> 
             lines.append(json.dumps({"type": "other", "x": 1}))
     path.write_text("\n".join(lines) + '\n{"type":"sample","seq":99,"t":17')  # torn last line
     _frames_agree(path)
+    _without_the_scanner_in_batches_too(path)
     fast = read_recording(path, columns=True)
     assert fast.damaged_lines == 2 and fast.truncated and fast.sample_count == 40
     assert [e["kind"] for e in fast.events] == ["gap", "note", "gap", "note"]

@@ -37,6 +37,28 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     return store.data
 
 
+def joined_columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Columns of consecutive batches of samples, one after another: a column some batches lack
+    is NaN there (``skipped`` 0, ``wt_missing`` false, as in :class:`_Columns`)."""
+    import numpy as np
+
+    parts = [p for p in parts if len(p["t"])] or parts[:1]
+    if len(parts) == 1:
+        return parts[0]
+    sizes = [len(p["t"]) for p in parts]
+    names = list(dict.fromkeys(name for p in parts for name in p))
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        fill: Any = False if name == "wt_missing" else 0.0 if name == "skipped" else np.nan
+        out[name] = np.concatenate(
+            [
+                p[name] if name in p else np.full(n, fill, dtype=bool if fill is False else float)
+                for p, n in zip(parts, sizes, strict=True)
+            ]
+        )
+    return out
+
+
 def _fill(samples: list[dict[str, Any]], store: _Columns) -> None:
     """The metric, disk and histogram columns of ``samples`` into ``store``, a run of
     same-shaped samples at a time."""
