@@ -349,3 +349,24 @@ def test_ctrl_c_ends_every_members_recording_complete(tmp_path: Path) -> None:
         end = rec.events[-1]
         assert end["kind"] == "end" and end["reason"] == "interrupted" and not rec.truncated
         assert len(rec.samples) >= 3 and end["samples"] == len(rec.samples)
+
+
+def test_a_standalone_found_through_a_seed_list_is_the_one_that_answered(tmp_path: Path) -> None:
+    import socket
+
+    from conftest import load_status
+    from wire import replay
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead = closed.getsockname()[1]
+    closed.close()
+    base = load_status("serverStatus_8.2.10__AdilEnaanai+iwa2026.json")
+    out = tmp_path / "one"
+    with replay(base) as server:
+        uri = f"mongodb://127.0.0.1:{dead},127.0.0.1:{server.server.port}/"
+        proc = ckptdiag("record", "--uri", uri, "-d", "0.4", "-i", str(INTERVAL), "-o", str(out), "--timeout", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    assert "server: 1 member" in proc.stderr
+    (rec,) = [read_recording(p) for p in out.glob("*.jsonl.gz")]
+    assert len(rec.samples) == 3 and f"127.0.0.1:{server.server.port}" in rec.header["source"]["uri"]

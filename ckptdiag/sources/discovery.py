@@ -83,15 +83,16 @@ def _client(options: ConnectOptions, host: str, resolved: tuple[tuple[str, str],
 Answer = tuple[dict[str, Any], list[dict[str, Any]] | None, dict[str, Any] | None]
 
 
-def _ask(options: ConnectOptions, hosts: Iterable[str], resolved: tuple[tuple[str, str], ...]) -> Answer:
-    """:func:`_hello_and_members` from the first of ``hosts`` that answers (the last failure if
-    none does; a refusal at once: every host would refuse the same credentials)."""
+def _ask(options: ConnectOptions, hosts: Iterable[str], resolved: tuple[tuple[str, str], ...]) -> tuple[str, Answer]:
+    """:func:`_hello_and_members` from the first of ``hosts`` that answers, and which host that
+    was (the last failure if none does; a refusal at once: every host would refuse the same
+    credentials)."""
     failure: ConnectError | None = None
     for host in hosts:
         client = _client(options, host, resolved)
         target = options.for_member(host, resolved)
         try:
-            return _hello_and_members(client.admin)
+            return host, _hello_and_members(client.admin)
         except OperationFailure as exc:
             raise operation_error(exc, target.display()) from None
         except ServerSelectionTimeoutError as exc:
@@ -129,11 +130,11 @@ def discover(options: ConnectOptions, known: tuple[str, ...] = ()) -> Topology:
     after the URI's own hosts (the seed given may be the member that went down)."""
     seeds, resolved = _seeds(options)
     seeds += [host for host in known if host not in seeds]
-    hello, members, shards = _ask(options, seeds, resolved)
+    answered, (hello, members, shards) = _ask(options, seeds, resolved)
     if shards is not None:
         return _sharded(options, shards, resolved)
     if not hello.get("setName"):
-        return Topology("server", (MemberAddress(seeds[0]),), resolved=resolved)
+        return Topology("server", (MemberAddress(answered),), resolved=resolved)
     found, notes = _set_members(hello, members)
     return Topology("replica set", found, notes, resolved)
 
@@ -171,7 +172,7 @@ def _sharded(options: ConnectOptions, shards: Mapping[str, Any], resolved: tuple
             found += [MemberAddress(h, None, name) for h in hosts]
             continue
         try:
-            hello, members, _ = _ask(options, hosts, resolved)
+            _, (hello, members, _) = _ask(options, hosts, resolved)
         except ConnectError as exc:
             notes.append(f"shard {name}: {exc.message}; its listed hosts are recorded as they answer")
             found += [MemberAddress(h, set_name, name) for h in hosts]
