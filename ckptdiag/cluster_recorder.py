@@ -229,7 +229,7 @@ class ClusterRecorder:
         on_member_event: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         """``on_sample`` and ``on_member_event`` see every member's samples and events (from the
-        members' threads): the live table on a terminal."""
+        members' threads): the live table on a terminal, the lines said about failovers and gaps."""
         self.discover = discover
         self.source_for = source_for
         self.plan_for = plan_for
@@ -282,23 +282,17 @@ class ClusterRecorder:
             self.clock.sleep(min(left, 0.2))
 
     def member_event(self, address: MemberAddress, event: dict[str, Any]) -> None:
-        """A member's recording event: said on the terminal when a person would want it, and a
+        """A member's recording event: passed on (``on_member_event``: the terminal's), and a
         configuration change starts a new discovery."""
         if self.on_member_event is not None:
             self.on_member_event(address.host, event)
-        kind = event["kind"]
-        if kind == "role":
-            if event.get("previous") is not None and event.get("previous") != event.get("role"):
-                self.warn(f"{event['time']} {address.host} is now {event['role']} (was {event['previous']})")
+        if event["kind"] == "role":
             seen = (event.get("set_version"), tuple(event.get("hosts") or ()))
             with self._lock:
                 before = self._configs.get(str(event.get("set")))
                 self._configs[str(event.get("set"))] = seen
             if before is not None and before != seen:
                 self._changed.set()
-        elif kind in ("gap", "reconnected", "restart"):
-            detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
-            self.warn(f"{event['time']} {address.host} {kind} {detail}".rstrip())
 
     # -- the coordinator -----------------------------------------------------------------------
     def request_stop(self, reason: str = "interrupted") -> None:

@@ -29,5 +29,6 @@ def note() -> str | None:
     names = ", ".join(name.split(".")[-1] for name in absent)
     return (
         f"note: compiled kernels not built ({names}): FTDC and recordings decode with the Python paths, "
-        "the same results about 2x slower; 'pip install -e .' in the checkout builds them (needs a C compiler)"
+        "the same results, FTDC about 2x slower; 'pip install -e .' in the checkout builds them "
+        "(needs a C compiler)"
     )

@@ -14,10 +14,14 @@ from ckptdiag.analysis.instant import Instant, instant
 from ckptdiag.report.fmt import fmt
 
 
-def event_line(event: dict[str, Any]) -> str:
-    """A recording event as one line for a person: time, kind, and why or for how long."""
+def event_line(event: dict[str, Any], member: str = "") -> str:
+    """A recording event as one line for a person: time, the member it is about (a cluster's),
+    kind, and why or for how long; a role change says the new role and the old."""
+    at = f"{event['time']} {member} " if member else f"{event['time']} "
+    if event["kind"] == "role":
+        return f"{at}is now {event['role']} (was {event['previous']})"
     detail = event.get("reason") or (f"after {event['down_s']} s" if "down_s" in event else "")
-    return f"{event['time']} {event['kind']} {detail}".rstrip()
+    return f"{at}{event['kind']} {detail}".rstrip()
 
 
 class LiveStatus:

@@ -220,7 +220,7 @@ def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: 
         overwrite=request.overwrite,
         stream=sys.stdout if request.stream_stdout else None,
         on_sample=display.on_sample if display else None,
-        on_member_event=display.on_event if display else None,
+        on_member_event=_member_event_printer(display.note if display else warn, display.on_event if display else None),
     )
     result = recorder.run(stop_signals, display)
     for member in result.members:
@@ -276,6 +276,25 @@ def _event_printer(warn: Warn) -> Callable[[dict[str, Any]], None]:
     def on_event(event: dict[str, Any]) -> None:
         if event["kind"] in ("gap", "reconnected", "restart"):
             warn(event_line(event))
+
+    return on_event
+
+
+def _member_event_printer(
+    say: Warn, also: Callable[[str, dict[str, Any]], None] | None
+) -> Callable[[str, dict[str, Any]], None]:
+    """A cluster member's events for a person: a change of role, a gap, a reconnect, a restart,
+    each named by its member (after ``also``, the live table's own)."""
+    from ckptdiag.report.live import event_line
+
+    def on_event(member: str, event: dict[str, Any]) -> None:
+        if also is not None:
+            also(member, event)
+        kind = event["kind"]
+        if kind in ("gap", "reconnected", "restart") or (
+            kind == "role" and event.get("previous") not in (None, event.get("role"))
+        ):
+            say(event_line(event, member))
 
     return on_event
 

@@ -276,10 +276,8 @@ def _diagnose_all(members: list[Member], since_ms: int | None, until_ms: int | N
 
 def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
     """One report per member and the cluster view."""
-    from ckptdiag.report.render import render
-
     cluster = cluster_report(members, request.since_ms, request.until_ms, warn)
-    write_text_output(render(cluster, request.fmt), request.output, request.paths)
+    write_report(cluster, request.fmt, request.output, protect=request.paths)
     return exit_status(cluster.dx.severity, request.fail_on)
 
 
