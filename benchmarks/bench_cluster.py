@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--real", action="store_true", help="members from the real FTDC files in ../shared/data")
     args = parser.parse_args()
-    from ckptdiag.workflows.report import workers_for
+    from ckptdiag.workflows.workers import workers_for
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -17,9 +17,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("CKPTDIAG_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
-def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``ckptdiag ARGS`` in a child process as a user runs it: no $MONGODB_URI, no terminal."""
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+def run_cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``ckptdiag ARGS`` in a child process as a user runs it: no $MONGODB_URI, no terminal
+    (``env``: the environment to start from instead of this one)."""
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "MONGODB_URI"}
     return subprocess.run(
         [sys.executable, "-m", "ckptdiag", *args],
         capture_output=True,

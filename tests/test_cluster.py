@@ -240,7 +240,7 @@ def test_two_real_servers_ftdc_are_two_members_never_one_window() -> None:
 def test_members_in_worker_processes_give_the_same_reports_as_one_process(bundle: Path) -> None:
     import os
 
-    from ckptdiag.workflows.report import workers_for
+    from ckptdiag.workflows.workers import workers_for
 
     def run(jobs: str) -> dict[str, object]:
         env = {**os.environ, "CKPTDIAG_JOBS": jobs}

@@ -318,29 +318,73 @@ def derive_pieces(
     pieces: Iterable[pd.DataFrame], mark: Callable[[pd.DataFrame], pd.DataFrame]
 ) -> tuple[pd.DataFrame, int, int]:
     """:func:`derive` over a window that arrives a piece at a time (FTDC directories), keeping only
-    the derived figures: -> (derived frame, gaps, restarts).
-
-    Each piece is joined to the last row of the one before and re-marked with ``mark``, so that
-    the rates across the seam are taken once, and restarts and gaps are counted once.
-    """
-    parts: list[pd.DataFrame] = []
-    gaps = restarts = 0
-    last: pd.DataFrame | None = None
+    the derived figures: -> (derived frame, gaps, restarts). See :class:`PieceChain`."""
+    chain = PieceChain(mark)
     for piece in pieces:
+        chain.add(piece)
+    return chain.result()
+
+
+class PieceChain:
+    """Pieces of one window derived in time order, each joined to the row before it.
+
+    Each piece is joined to the ``last`` row of the pieces before it and re-marked with ``mark``,
+    so that the rates across the seam are taken once, and restarts and gaps are counted once.
+    ``last`` is the latest sample so far (a piece's rows at or before it are dropped: an interim
+    file repeats the archive's end), held as :func:`seam_row` makes it: a chain started from a
+    given ``last`` derives exactly what the chain that read up to that row would.
+    """
+
+    def __init__(self, mark: Callable[[pd.DataFrame], pd.DataFrame], last: pd.DataFrame | None = None) -> None:
+        self.mark = mark
+        self.last = last
+        self.parts: list[pd.DataFrame] = []
+        self.gaps = self.restarts = 0
+
+    def add(self, piece: pd.DataFrame) -> None:
+        """Derive one piece (in time order) after the rows before it."""
+        last = self.last
         if last is not None:
             piece = piece[piece["t"] > float(last["t"].iloc[0])]  # an interim file repeats the archive's end
             if piece.empty:
-                continue
-        joined = piece if last is None else mark(pd.concat([last, piece]))
+                return
+        joined = piece if last is None else self.mark(pd.concat([last, piece]))
         own = joined.iloc[1:] if last is not None else joined
-        gaps += int(own["gap_before"].astype(bool).sum())
-        restarts += int(joined["segment"].max() - joined["segment"].min())
+        self.gaps += int(own["gap_before"].astype(bool).sum())
+        self.restarts += int(joined["segment"].max() - joined["segment"].min())
         derived = derive(joined)
         own_rows = derived.iloc[1:] if last is not None else derived
         # float32 keeps a long window small; time stays float64 (epoch seconds need it)
-        parts.append(own_rows.astype({c: "float32" for c in own_rows.columns if c not in ("t", "dt")}))
-        last = piece.iloc[[-1]]
-    if not parts:
-        raise ValueError("no samples in the window")
-    joined_parts: pd.DataFrame = pd.concat(parts) if len(parts) > 1 else parts[0]
-    return joined_parts, gaps, restarts
+        self.parts.append(own_rows.astype({c: "float32" for c in own_rows.columns if c not in ("t", "dt")}))
+        self.last = seam_row(piece.iloc[[-1]])
+
+    def result(self) -> tuple[pd.DataFrame, int, int]:
+        """-> (the derived frame, gaps, restarts)."""
+        if not self.parts:
+            raise ValueError("no samples in the window")
+        joined: pd.DataFrame = pd.concat(self.parts) if len(self.parts) > 1 else self.parts[0]
+        return joined, self.gaps, self.restarts
+
+
+MARKS = ("seq", "segment", "gap_before")  # the continuity marks: made anew on every join
+
+
+def seam_row(row: pd.DataFrame) -> pd.DataFrame:
+    """A one-row frame as a chain holds its last row: only the values it has (a column it lacks
+    changes no figure of the next piece), numbers as float64 (as :func:`derive` reads them), no
+    continuity marks (the join makes them). The same sample read with other chunks about it, or
+    in another piece, is then the same row."""
+    known = row.loc[:, row.notna().to_numpy()[0]].drop(columns=[c for c in MARKS if c in row])
+    ints = [c for c, kind in known.dtypes.items() if kind.kind in "iu"]
+    seam: pd.DataFrame = known.astype(dict.fromkeys(ints, "float64")) if ints else known
+    return seam
+
+
+def same_row(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
+    """Whether two :func:`seam_row` rows are the same sample with the same values (column order aside)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if set(a.columns) != set(b.columns):
+        return False
+    columns = sorted(a.columns)
+    return bool(a[columns].reset_index(drop=True).equals(b[columns].reset_index(drop=True)))

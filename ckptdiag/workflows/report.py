@@ -31,9 +31,6 @@ class ReportRequest:
     fail_on: str = "critical"  # warn, critical or never
 
 
-ROWS_PER_PIECE = 100_000  # FTDC is summarized a piece at a time: ~100k rows bound the memory
-
-
 def _recordings_window(
     recordings: list[Path], since_ms: int | None, until_ms: int | None
 ) -> tuple[Any, ServerFacts, int, int, ReportSource]:
@@ -135,16 +132,14 @@ def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path], list
 def _ftdc_window(
     paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
 ) -> tuple[Any, ServerFacts, int, int, ReportSource]:
-    """FTDC files read a piece at a time into one derived window -> (derived frame, facts, gaps, restarts, source)."""
-    from ckptdiag.analysis.series import derive_pieces
+    """FTDC files read a file at a time (on every core: :mod:`.ftdc_window`) into one derived
+    window -> (derived frame, facts, gaps, restarts, source)."""
     from ckptdiag.facts import ServerFacts
     from ckptdiag.report.document import ReportSource
-    from ckptdiag.sources.ftdc import FtdcData, iter_ftdc, mark_continuity
+    from ckptdiag.workflows.ftdc_window import derive_ftdc
 
-    data = FtdcData(None, [], [])
-    derived, gaps, restarts = derive_pieces(
-        iter_ftdc(list(paths), since_ms, until_ms, rows=ROWS_PER_PIECE, into=data), mark_continuity
-    )
+    window = derive_ftdc(list(paths), since_ms, until_ms)
+    data = window.data
     meta: Any = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
     meta = meta if isinstance(meta, dict) else {}
     build = meta.get("buildInfo")
@@ -156,7 +151,7 @@ def _ftdc_window(
     )
     damage = tuple(f"{r.path}: {line}" for r in data.reports for line in (*r.damage, *([r.error] if r.error else [])))
     source = ReportSource("ftdc", ", ".join(map(str, paths)), damage, files=len(data.reports))
-    return derived, facts, gaps, restarts, source
+    return window.derived, facts, window.gaps, window.restarts, source
 
 
 def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
@@ -233,24 +228,6 @@ def _warn_damage(report: Report, warn: Warn, member: str = "") -> None:
         warn(f"note: {prefix}log: {line}")
 
 
-WORKER_MEMORY = 600 << 20  # what one member's report may take (bench_input_memory.py: at most ~330 MB)
-
-
-def workers_for(jobs: int) -> int:
-    """How many worker processes ``jobs`` members get: one each, bounded by the cores, by the
-    memory available (:data:`WORKER_MEMORY` each), and by $CKPTDIAG_JOBS when set (1: none)."""
-    import psutil
-
-    try:  # the cores this process may run on (a container's or taskset's share), where the OS says
-        cores = len(psutil.Process().cpu_affinity() or []) or (os.cpu_count() or 1)
-    except (AttributeError, psutil.Error):  # macOS has no affinity
-        cores = os.cpu_count() or 1
-    by_memory = max(int(psutil.virtual_memory().available // WORKER_MEMORY), 1)
-    limit = os.environ.get("CKPTDIAG_JOBS", "")
-    cap = int(limit) if limit.isdigit() and int(limit) > 0 else cores
-    return max(min(jobs, cores, by_memory, cap), 1)
-
-
 def _diagnose_one(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report | str:
     """One member's report, or its error as one line (what crosses back from a worker)."""
     from ckptdiag.errors import CkptdiagError
@@ -264,6 +241,8 @@ def _diagnose_one(paths: tuple[Path, ...], since_ms: int | None, until_ms: int |
 def _diagnose_all(members: list[Member], since_ms: int | None, until_ms: int | None) -> list[Report | str]:
     """Every member's report, in worker processes where there are cores for them (the same
     reports as one process gives: each member is read and diagnosed whole by one worker)."""
+    from ckptdiag.workflows.workers import workers_for
+
     workers = workers_for(len(members))
     if workers < 2:
         return [_diagnose_one(m.paths, since_ms, until_ms) for m in members]

@@ -15,7 +15,7 @@ import numpy as np
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import check_readable
 from ckptdiag.sources.ftdc.deltas import decode_chunk
-from ckptdiag.sources.ftdc.reference import _I32, Selection
+from ckptdiag.sources.ftdc.reference import _I32, _I64, Selection
 
 
 class FtdcError(InputError):
@@ -184,18 +184,72 @@ def metric_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _read_selected(
-    paths: Iterable[Path], reports: list[FileReport], wanted: Callable[[str], bool]
-) -> Iterator[Chunk | Metadata]:
-    cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
+def ftdc_files(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
+    """Every metrics file the inputs name, in reading order, each with whether it came from a
+    directory (where one bad file does not stop the rest)."""
+    out: list[tuple[Path, bool]] = []
     for top in paths:
-        files = metric_files(top)
-        for file in files:
-            report = FileReport(str(file))
-            reports.append(report)
-            try:
-                yield from read_file(file, report, wanted, cache)
-            except FtdcError as exc:
-                if not top.is_dir():
-                    raise
-                report.error = exc.message  # in a directory one bad file does not stop the rest
+        in_dir = top.is_dir()
+        out += [(file, in_dir) for file in metric_files(top)]
+    return out
+
+
+def read_selected(
+    file: Path, in_dir: bool, report: FileReport, wanted: Callable[[str], bool], cache: dict[str, Any]
+) -> Iterator[Chunk | Metadata]:
+    """:func:`read_file` of one of :func:`ftdc_files`: a file of a directory that is not FTDC is
+    its report's error, a file given alone raises."""
+    try:
+        yield from read_file(file, report, wanted, cache)
+    except FtdcError as exc:
+        if not in_dir:
+            raise
+        report.error = exc.message  # in a directory one bad file does not stop the rest
+
+
+def last_chunk_start(path: Path) -> int | None:
+    """When a file's last metric chunk began (ms since the epoch), read from its documents'
+    headers alone (``{_id: Date, type: 1, ...}``, as mongod writes them): where a file ends in
+    time, without inflating it. None when the file cannot say."""
+    import mmap
+
+    last = None
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            pos, size = 0, len(buf)
+            while pos + 27 <= size:
+                (length,) = _I32.unpack_from(buf, pos)
+                if length < 27 or pos + length > size:
+                    break
+                header = buf[pos + 4 : pos + 9] == b"\x09_id\x00" and buf[pos + 17 : pos + 23] == b"\x10type\x00"
+                if header and _I32.unpack_from(buf, pos + 23)[0] == 1:
+                    (last,) = _I64.unpack_from(buf, pos + 9)
+                pos += length
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
+        return None
+    return last
+
+
+def last_chunks(path: Path, wanted: Callable[[str], bool], cache: dict[str, Any]) -> Iterator[Chunk]:
+    """A file's metric chunks from its end backwards, for the row a file ends on. Only what
+    decodes cleanly is given: damage, or a file that is not FTDC, ends it (the caller checks
+    what it takes from here against the file read in order)."""
+    import bson
+    from bson.codec_options import CodecOptions, DatetimeConversion
+
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
+    try:
+        buf = _file_bytes(path)
+    except FtdcError:
+        return
+    for offset, raw in reversed(list(_bson_docs(buf, FileReport(str(path))))):
+        try:
+            doc = bson.decode(raw, codec_options=options)
+            data = doc.get("data") if doc.get("type") == 1 else None
+            start_ms = _start_ms(doc.get("_id"))
+            if not isinstance(data, bytes) or start_ms is None:
+                continue
+            selection, values = decode_chunk(bytes(data), wanted, cache)
+        except Exception:  # noqa: BLE001 - damage: nothing more to take from this end
+            return
+        yield Chunk(start_ms, offset, selection, values)

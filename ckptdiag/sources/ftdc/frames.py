@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import numpy as np
 
 from ckptdiag import catalogue
 from ckptdiag.sources.diskstats import FTDC_DISK_FIELDS
-from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, _read_selected
+from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
 from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.sources.hostcpu import PREFIX as HOST_CPU
 
@@ -24,18 +25,21 @@ class FtdcData:
     frame: Any  # pandas.DataFrame indexed by UTC time (None while streaming)
     metadata: list[dict[str, Any]]
     reports: list[FileReport]
+    mongod: bool = False  # a chunk of mongod's was read (not another FTDC producer's)
 
 
-def _wanted_paths() -> frozenset[str]:
-    """The FTDC paths of every catalogue source (serverStatus paths, prefixed 'serverStatus.')."""
-    from ckptdiag import catalogue
-
-    return frozenset(
+@functools.cache
+def _wanted() -> Callable[[str], bool]:
+    """Whether an FTDC path is read: every catalogue source (serverStatus paths, prefixed
+    'serverStatus.'), the disks, the host's CPU, replication members. One predicate for every
+    file: a chunk shape remembers what it kept for it (:meth:`Schema.select`)."""
+    wanted = frozenset(
         "serverStatus." + ".".join(f.path)
         for metric in catalogue.METRICS
         for source in metric.sources
         for f in catalogue.source_fields(source)
     )
+    return lambda path: _is_wanted(path, wanted)
 
 
 class FrameLayout:
@@ -165,41 +169,99 @@ def iter_ftdc(
 ) -> Iterator[Any]:
     """The FTDC sample frame in pieces of about ``rows`` rows (None: one piece), in file order.
 
-    Memory stays bounded by one piece. Metadata documents and per-file reports are collected in
-    ``into``. Each piece is ordered by time, and marked for continuity on its own: a caller that
-    joins pieces re-marks across the seam (:func:`mark_continuity`).
+    Memory stays bounded by one piece. A piece never spans two files (:func:`file_pieces`: a
+    file's pieces are the same whether it is read alone or after others). Metadata documents
+    and per-file reports are collected in ``into``. Each piece is ordered by time, and marked
+    for continuity on its own: a caller that joins pieces re-marks across the seam
+    (:func:`mark_continuity`).
     """
-    wanted = _wanted_paths()
     data = into if into is not None else FtdcData(None, [], [])
+    cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
+    produced = False
+    if rows is None:
+        pieces = [
+            p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, since_ms, until_ms, data, cache)
+        ]
+        if pieces:
+            produced = True
+            yield mark_continuity(_ordered(_build(pieces)))
+    else:
+        for file, in_dir in ftdc_files(paths):
+            for piece in file_pieces(file, in_dir, since_ms, until_ms, rows, data, cache):
+                produced = True
+                yield piece
+    check_read(data, produced)
+
+
+def file_pieces(
+    file: Path,
+    in_dir: bool,
+    since_ms: int | None,
+    until_ms: int | None,
+    rows: int,
+    into: FtdcData,
+    cache: dict[str, Any],
+) -> Iterator[Any]:
+    """One metrics file's sample frame in pieces of about ``rows`` rows (see :func:`iter_ftdc`)."""
     # Chunks are gathered as 2-D blocks and a frame is built once per piece: a DataFrame per
     # chunk cost a third of the decoding time, and a dict of columns per chunk another sixth.
     pieces: list[tuple[list[str], np.ndarray, np.ndarray]] = []
     kept = 0
-    seen_mongod = produced = False
-    for item in _read_selected(paths, data.reports, lambda p: _is_wanted(p, wanted)):
+    for piece in _windows(file, in_dir, since_ms, until_ms, into, cache):
+        pieces.append(piece)
+        kept += piece[2].size
+        if kept >= rows:
+            yield mark_continuity(_ordered(_build(pieces)))
+            pieces, kept = [], 0
+    if kept:
+        yield mark_continuity(_ordered(_build(pieces)))
+
+
+def _windows(
+    file: Path,
+    in_dir: bool,
+    since_ms: int | None,
+    until_ms: int | None,
+    into: FtdcData,
+    cache: dict[str, Any],
+) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
+    """A file's mongod chunks inside the window, as :func:`_in_window` gives them; its metadata
+    and report go to ``into``."""
+    report = FileReport(str(file))
+    into.reports.append(report)
+    for item in read_selected(file, in_dir, report, _wanted(), cache):
         if isinstance(item, Metadata):
-            data.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
+            into.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
         if not item.selection.layout.mongod:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
-        seen_mongod = True
-        piece = _in_window(item, since_ms, until_ms, data.reports[-1])
-        if piece is None:
+        into.mongod = True
+        piece = _in_window(item, since_ms, until_ms, report)
+        if piece is not None:
+            yield piece
+
+
+def last_row(file: Path, since_ms: int | None, until_ms: int | None, cache: dict[str, Any]) -> Any:
+    """The sample a metrics file ends on inside the window (its last mongod chunk's latest), as
+    a one-row frame, or None when its end has none (or does not decode)."""
+    scratch = FileReport(str(file))
+    for chunk in last_chunks(file, _wanted(), cache):
+        if not chunk.selection.layout.mongod:
             continue
-        pieces.append(piece)
-        kept += piece[2].size
-        if rows is not None and kept >= rows:
-            yield mark_continuity(_ordered(_build(pieces)))
-            produced = True
-            pieces, kept = [], 0
-    if not seen_mongod and any(r.samples for r in data.reports):
+        piece = _in_window(chunk, since_ms, until_ms, scratch)
+        if piece is not None:
+            return mark_continuity(_ordered(_build([piece]))).iloc[[-1]]
+    return None
+
+
+def check_read(data: FtdcData, produced: bool) -> None:
+    """Raise what reading found wrong: files of another FTDC producer only, or no sample at all."""
+    if not data.mongod and any(r.samples for r in data.reports):
         raise FtdcError(
             f"{data.reports[0].path}: these FTDC files were not written by mongod (no serverStatus)",
             "ckptdiag reads mongod's diagnostic.data; files from other FTDC producers have other metrics",
         )
-    if kept:
-        yield mark_continuity(_ordered(_build(pieces)))
-    elif not produced:
+    if not produced:
         raise _nothing_read(data.reports)
 
 

@@ -1,0 +1,200 @@
+"""An FTDC window derived a file at a time, on every core: the same figures one process gives.
+
+A metrics file is read and derived whole by one worker (its pieces never span files), joined to
+the sample before it: the latest of the files before. A worker cannot know that sample without
+reading every file before its own, so it takes the one its neighbour ends on (that file's last
+chunk, decoded alone) and says so; the parent, reading the results in file order, keeps each one
+whose row before was the real one, drops a file that lies wholly before the samples already read
+(as one process would), and derives any other again itself with the right row. Files in time
+order (every server's own diagnostic.data) are never derived twice.
+
+Only the derived figures cross back from a worker (float32, a few dozen columns): the decoded
+samples are ~10x the FTDC bytes and sending them cost as much as decoding them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ckptdiag.analysis.series import PieceChain, same_row
+from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_continuity
+from ckptdiag.sources.ftdc.files import ftdc_files
+from ckptdiag.sources.ftdc.frames import check_read, file_pieces, last_row
+from ckptdiag.workflows.workers import workers_for
+
+ROWS_PER_PIECE = 100_000  # FTDC is derived a piece at a time: ~100k rows bound the memory
+PARALLEL_BYTES = 8 << 20  # less FTDC than this decodes faster than worker processes start
+
+
+@dataclass(frozen=True)
+class FileWindow:
+    """One metrics file derived after a given row: what a worker sends back."""
+
+    seam: pd.DataFrame | None  # the row it was joined to (None: the window's first)
+    parts: tuple[pd.DataFrame, ...]  # derived figures, float32
+    gaps: int
+    restarts: int
+    last: pd.DataFrame | None  # the latest row after this file (the next file's seam)
+    latest: float | None  # the file's latest sample in the window (s), None if it has none
+    produced: bool  # it gave samples in the window
+    data: FtdcData  # its metadata, its report, whether it was mongod's
+    error: tuple[str, str] | None = None  # a file given alone that is not FTDC: (message, hint)
+
+
+@dataclass(frozen=True)
+class DerivedWindow:
+    """The whole window's derived figures, with what reading the files found."""
+
+    derived: pd.DataFrame
+    gaps: int
+    restarts: int
+    data: FtdcData
+
+
+def derive_ftdc(
+    paths: list[Path], since_ms: int | None, until_ms: int | None, jobs: int | None = None
+) -> DerivedWindow:
+    """FTDC files or directories derived into one window, a file at a time, in worker processes
+    where there are cores, memory and enough FTDC for them (``jobs`` overrides the choice; 1:
+    none). Raises what reading the files in one process raises."""
+    files = ftdc_files(paths)
+    if jobs is None:
+        size = sum(file.stat().st_size for file, _ in files)
+        jobs = workers_for(len(files)) if size >= PARALLEL_BYTES and _may_fork() else 1
+    windows = _in_workers(files, since_ms, until_ms, jobs) if jobs > 1 and len(files) > 1 else None
+    return _joined(files, since_ms, until_ms, windows)
+
+
+def _may_fork() -> bool:
+    """Workers are forked from a process that has its modules loaded: not from a worker itself
+    (a cluster's members are diagnosed in workers already), nor where fork is not offered."""
+    return multiprocessing.parent_process() is None and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _joined(
+    files: list[tuple[Path, bool]],
+    since_ms: int | None,
+    until_ms: int | None,
+    windows: Iterator[FileWindow] | None,
+) -> DerivedWindow:
+    """The files' windows in file order, each checked against the row really before it."""
+    chain = PieceChain(mark_continuity)
+    data = FtdcData(None, [], [])
+    produced = False
+    cache: dict[str, Any] = {}
+    for file, in_dir in files:
+        window = next(windows) if windows is not None else None
+        if window is None or not _fits(window, chain.last):
+            window = derive_file(file, in_dir, since_ms, until_ms, chain.last, cache)
+        if window.error is not None:
+            raise FtdcError(*window.error)
+        data.metadata += window.data.metadata
+        data.reports += window.data.reports
+        data.mongod |= window.data.mongod
+        produced |= window.produced
+        # derived after the very row before it (else it lies wholly before it: nothing to add)
+        if window.latest is not None and (window.seam is chain.last or same_row(window.seam, chain.last)):
+            chain.parts += window.parts
+            chain.gaps += window.gaps
+            chain.restarts += window.restarts
+            chain.last = window.last
+    check_read(data, produced)
+    derived, gaps, restarts = chain.result()
+    return DerivedWindow(derived, gaps, restarts, data)
+
+
+def _fits(window: FileWindow, last: pd.DataFrame | None) -> bool:
+    """Whether a worker's window is the one this process would derive after ``last``: joined to
+    that very row, or lying wholly at or before it (every row dropped, whatever it was joined to)."""
+    if window.latest is None or same_row(window.seam, last):
+        return True
+    return last is not None and window.latest <= float(last["t"].iloc[0])
+
+
+def derive_file(
+    file: Path,
+    in_dir: bool,
+    since_ms: int | None,
+    until_ms: int | None,
+    seam: pd.DataFrame | None,
+    cache: dict[str, Any],
+) -> FileWindow:
+    """One metrics file read in pieces and derived after ``seam`` (the latest row before it)."""
+    data = FtdcData(None, [], [])
+    chain = PieceChain(mark_continuity, seam)
+    latest: float | None = None
+    produced = False
+    try:
+        for piece in file_pieces(file, in_dir, since_ms, until_ms, ROWS_PER_PIECE, data, cache):
+            produced = True
+            top = float(piece["t"].iloc[-1])
+            latest = top if latest is None else max(latest, top)
+            chain.add(piece)
+    except FtdcError as exc:
+        return FileWindow(seam, (), 0, 0, seam, None, False, data, (exc.message, exc.hint))
+    return FileWindow(seam, tuple(chain.parts), chain.gaps, chain.restarts, chain.last, latest, produced, data)
+
+
+# -- workers --------------------------------------------------------------------------------
+
+_CACHE: dict[str, Any] = {}  # a worker's chunk shapes, kept across the files it is given
+
+
+def _worker_file(task: tuple[Path, bool, Path | None, int | None, int | None]) -> FileWindow:
+    """In a worker: one file, joined to the row the file before it ends on."""
+    from ckptdiag.analysis.series import seam_row
+
+    file, in_dir, before, since_ms, until_ms = task
+    seam = None
+    if before is not None:
+        row = last_row(before, since_ms, until_ms, _CACHE)
+        seam = None if row is None else seam_row(row)
+    return derive_file(file, in_dir, since_ms, until_ms, seam, _CACHE)
+
+
+def _latest_before(files: list[Path]) -> list[Path | None]:
+    """For each file, the file before it that ends latest (by its last chunk's start): the one
+    whose last row is most likely the row before it, whatever order the files are in (copies, a
+    clock set back). Only a guess, checked by the parent: it saves work, never changes a figure."""
+    from ckptdiag.sources.ftdc.files import last_chunk_start
+
+    out: list[Path | None] = []
+    best: tuple[int, Path] | None = None
+    for k, file in enumerate(files):
+        out.append(best[1] if best is not None else files[k - 1] if k else None)
+        end = last_chunk_start(file)
+        if end is not None and (best is None or end >= best[0]):
+            best = (end, file)
+    return out
+
+
+def _quiet() -> None:
+    """A worker leaves Ctrl-C to the parent (which stops the pool) instead of printing a trace."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _in_workers(
+    files: list[tuple[Path, bool]], since_ms: int | None, until_ms: int | None, jobs: int
+) -> Iterator[FileWindow]:
+    """Every file's window from ``jobs`` forked workers, in file order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    before = _latest_before([file for file, _ in files])
+    tasks = [(file, in_dir, before[k], since_ms, until_ms) for k, (file, in_dir) in enumerate(files)]
+    sys.stdout.flush()  # a forked worker must not write the parent's buffered output again
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)
+    try:
+        # a chunk of files a task: a file takes ~50 ms, and a round trip per file would show
+        yield from pool.map(_worker_file, tasks, chunksize=max(1, len(tasks) // (8 * jobs)))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
