@@ -345,7 +345,9 @@ class PieceChain:
         """Derive one piece (in time order) after the rows before it."""
         last = self.last
         if last is not None:
-            piece = piece[piece["t"] > float(last["t"].iloc[0])]  # an interim file repeats the archive's end
+            after = piece["t"].to_numpy() > float(last["t"].iloc[0])
+            if not after.all():  # an interim file repeats the archive's end
+                piece = piece[after]
             if piece.empty:
                 return
         joined = piece if last is None else self.mark(pd.concat([last, piece]))
@@ -359,11 +361,40 @@ class PieceChain:
         self.last = seam_row(piece.iloc[[-1]])
 
     def result(self) -> tuple[pd.DataFrame, int, int]:
-        """-> (the derived frame, gaps, restarts)."""
-        if not self.parts:
+        """-> (the derived frame, gaps, restarts). The parts are let go of as they are copied into
+        it: a long window's figures are held once, not twice (pd.concat held both, ~0.9 GB more
+        for 47 days of FTDC)."""
+        parts, self.parts = self.parts, []
+        if not parts:
             raise ValueError("no samples in the window")
-        joined: pd.DataFrame = pd.concat(self.parts) if len(self.parts) > 1 else self.parts[0]
-        return joined, self.gaps, self.restarts
+        return (parts[0] if len(parts) == 1 else _stacked(parts)), self.gaps, self.restarts
+
+
+def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Derived parts one after another in one frame (columns in order of first appearance, NaN in
+    a part that lacks one), each part released once copied."""
+    names = list(dict.fromkeys(c for part in parts for c in part.columns))
+    exact = [c for c in names if c in ("t", "dt")]  # float64: epoch seconds need it
+    small = [c for c in names if c not in exact]
+    rows = sum(len(part) for part in parts)
+    index = parts[0].index.append([part.index for part in parts[1:]])
+    block = np.empty((len(small), rows), dtype=np.float32)  # its pages are taken as it is filled
+    wide = {c: np.empty(rows, dtype=np.float64) for c in exact}
+    at = 0
+    for k in range(len(parts)):
+        part = parts[k]
+        n = len(part)
+        for j, c in enumerate(small):
+            block[j, at : at + n] = part[c].to_numpy() if c in part else np.nan
+        for c in exact:
+            wide[c][at : at + n] = part[c].to_numpy() if c in part else np.nan
+        parts[k] = part = pd.DataFrame()  # let it go
+        at += n
+    frame = pd.DataFrame(block.T, columns=small, index=index, copy=False)
+    for c in exact:
+        frame.insert(names.index(c), c, wide[c])
+    stacked: pd.DataFrame = frame
+    return stacked
 
 
 MARKS = ("seq", "segment", "gap_before")  # the continuity marks: made anew on every join
@@ -374,9 +405,12 @@ def seam_row(row: pd.DataFrame) -> pd.DataFrame:
     changes no figure of the next piece), numbers as float64 (as :func:`derive` reads them), no
     continuity marks (the join makes them). The same sample read with other chunks about it, or
     in another piece, is then the same row."""
-    known = row.loc[:, row.notna().to_numpy()[0]].drop(columns=[c for c in MARKS if c in row])
-    ints = [c for c, kind in known.dtypes.items() if kind.kind in "iu"]
-    seam: pd.DataFrame = known.astype(dict.fromkeys(ints, "float64")) if ints else known
+    values = {
+        c: float(v) if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) else v
+        for c, v in zip(row.columns, row.iloc[0].tolist(), strict=True)
+        if c not in MARKS and not pd.isna(v)
+    }
+    seam: pd.DataFrame = pd.DataFrame({c: [v] for c, v in values.items()}, index=row.index)
     return seam
 
 
