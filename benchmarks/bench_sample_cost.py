@@ -37,7 +37,14 @@ def main() -> None:
     parser.add_argument(
         "--unfiltered", action="store_true", help="the server sends every section (it ignores the filter)"
     )
+    parser.add_argument(
+        "--without-reader", action="store_true", help="replies read as lazy documents (no compiled reader)"
+    )
     args = parser.parse_args()
+    if args.without_reader:
+        from ckptdiag.sources import mongo
+
+        mongo._bsonpick = None
     full = json_util.loads(DEFAULT_DOC.read_text())
     proc, uri = start(honour_filter=not args.unfiltered)
     try:
@@ -72,6 +79,7 @@ def main() -> None:
         {
             "samples": args.samples,
             "server_honours_filter": not args.unfiltered,
+            "reply_reader": "lazy documents" if args.without_reader else "compiled",
             "server_version": full["version"],
             "cpu_ms_per_sample": round(cpu * 1000 / args.samples, 3),
             "wall_ms_per_sample": round(wall * 1000 / args.samples, 3),

@@ -615,6 +615,27 @@ def sections() -> frozenset[str]:
     return frozenset(out)
 
 
+# The parts of a serverStatus reply read beside the metrics, each whole: the version (coverage),
+# restarts (uptimeMillis, pid), the server's clock (localTime), the member's place in its set
+# (repl: replica_state), the latency histograms (opLatencies: the recording's ``hist``).
+READ_WHOLE: tuple[tuple[str, ...], ...] = (
+    ("version",),
+    ("uptimeMillis",),
+    ("pid",),
+    ("localTime",),
+    ("repl",),
+    ("opLatencies",),
+)
+
+
+def reply_paths() -> frozenset[tuple[str, ...]]:
+    """Every path of a serverStatus reply that a sample reads: the metrics' (every version's
+    spelling) and :data:`READ_WHOLE`. The rest of a reply is never decoded."""
+    return frozenset(
+        {f.path for metric in METRICS for source in metric.sources for f in source_fields(source)} | set(READ_WHOLE)
+    )
+
+
 def extract(doc: Mapping[str, Any], metrics: Iterable[Metric] = METRICS) -> dict[str, Number]:
     """Every catalogue metric the document holds, by canonical name."""
     out: dict[str, Number] = {}

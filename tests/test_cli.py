@@ -94,7 +94,7 @@ def test_a_source_checkout_without_kernels_says_so_once(tmp_path: Path) -> None:
     )
     assert proc.returncode in (0, 3, 4), proc.stderr
     notes = [line for line in proc.stderr.splitlines() if "compiled kernels not built" in line]
-    assert len(notes) == 1 and "_ftdc_kernel, _jsonl" in notes[0] and "pip install -e ." in notes[0]
+    assert len(notes) == 1 and "_ftdc_kernel, _jsonl, _bsonpick" in notes[0] and "pip install -e ." in notes[0]
     assert json.loads(proc.stdout)["checkpoints"]["count"] > 0
     # as installed here: where the kernels were built, nothing is said
     from ckptdiag import fastpath

@@ -3,6 +3,7 @@ real serverStatus documents (mockupdb as the wire server)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -474,6 +475,7 @@ def test_a_reply_read_lazily_gives_the_same_sample_as_one_decoded_whole(name: st
     from bson.raw_bson import RawBSONDocument
 
     from ckptdiag.recording import build_sample
+    from ckptdiag.sources import mongo
 
     base = load_status(name)
     raw = dict(RawBSONDocument(bson.encode(base)))
@@ -482,3 +484,46 @@ def test_a_reply_read_lazily_gives_the_same_sample_as_one_decoded_whole(name: st
     whole_sample = build_sample(plain, seq=0, wall=1.0, mono=1.0, rtt_ms=1.0)
     assert lazy_sample == whole_sample
     assert lazy_sample["m"] and catalogue.replica_state(raw) == catalogue.replica_state(plain)
+    # the compiled reader: only the paths a sample reads, the same sample, role, coverage and restarts
+    picked = mongo.read_reply(RawBSONDocument(bson.encode(base)))
+    if mongo._bsonpick is None:
+        pytest.skip("the compiled reply reader was not built")
+    assert build_sample(picked, seq=0, wall=1.0, mono=1.0, rtt_ms=1.0) == whole_sample
+    assert catalogue.replica_state(picked) == catalogue.replica_state(plain)
+    assert catalogue.coverage(picked) == catalogue.coverage(plain)
+    assert all(picked.get(k) == plain.get(k) for k in ("uptimeMillis", "pid", "localTime"))
+    assert len(bson.encode(picked)) < len(bson.encode(plain))
+
+
+def test_the_compiled_reply_reader_refuses_damage_and_takes_the_last_of_a_repeated_field() -> None:
+    import bson
+
+    from ckptdiag.sources import mongo
+
+    pick = mongo._bsonpick
+    if pick is None:
+        pytest.skip("the compiled reply reader was not built")
+    tree = ((b"a", ((b"b", None),)), (b"c", None))
+    whole = mongo._whole
+    doc = bson.encode({"a": {"b": 1, "x": [1, 2]}, "z": "skipped", "c": {"deep": [1, {"e": 2}]}})
+    assert pick.pick(doc, tree, whole) == {"a": {"b": 1}, "c": {"deep": [1, {"e": 2}]}}
+    # a field wanted as a document that is not one is left out (as a lookup into it finds nothing)
+    assert pick.pick(bson.encode({"a": 5, "c": 1.5}), tree, whole) == {"c": 1.5}
+    # the driver's dict keeps the last of a repeated field; so does the reader
+    twice = bson.encode({"c": 1})[:-1] + b"\x10c\x00\x02\x00\x00\x00\x00"
+    twice = len(twice).to_bytes(4, "little") + twice[4:]
+    assert pick.pick(twice, tree, whole) == {"c": 2} == dict(bson.decode(twice))
+    # every cut and every flipped length byte: a ValueError or a value, never a crash
+    for cut in range(len(doc)):
+        with pytest.raises(ValueError):
+            pick.pick(doc[:cut], tree, whole)
+    for at in range(len(doc)):
+        for byte in (0x00, 0x7F, 0xFF):
+            bad = bytearray(doc)
+            bad[at] = byte
+            with contextlib.suppress(ValueError, bson.errors.BSONError, UnicodeDecodeError):
+                pick.pick(bytes(bad), tree, whole)
+    at = doc.index(b"\x02z\x00") + 3  # the skipped string's length, past the document's end
+    long_string = doc[:at] + (1000).to_bytes(4, "little") + doc[at + 4 :]
+    with pytest.raises(mongo.SourceLost, match="unreadable serverStatus reply: damaged BSON at byte"):
+        mongo.read_reply(bson.raw_bson.RawBSONDocument(long_string))

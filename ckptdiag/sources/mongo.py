@@ -9,10 +9,12 @@ into a recorded gap and a reconnect.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
+import bson
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from bson.son import SON
@@ -40,6 +42,12 @@ from ckptdiag.sources.refusals import (
     operation_error,
     unreachable,
 )
+
+_bsonpick: ModuleType | None
+try:
+    from ckptdiag import _bsonpick
+except ImportError:  # built without a C compiler: replies are read as lazy documents
+    _bsonpick = None
 
 # serverStatus sections ckptdiag never reads: excluded so each 1 Hz request stays cheap (FTDC's own
 # collector excludes some the same way). Unknown names are ignored by the server, so one list fits
@@ -300,13 +308,13 @@ class MongoSource:
                 reply = self._client.admin.command("getDiagnosticData")
                 return diagnostic_sample(reply.get("data") or {})
             try:
-                doc = dict(self._client.admin.command(self._command, codec_options=_LAZY))
+                doc = read_reply(self._client.admin.command(self._command, codec_options=_LAZY))
             except OperationFailure as exc:
                 if exc.code == UNAUTHORIZED:
                     raise
                 # An old server that rejects the histogram option: ask plainly from now on.
                 self._command = serverstatus_command(histograms=False)
-                doc = dict(self._client.admin.command(self._command, codec_options=_LAZY))
+                doc = read_reply(self._client.admin.command(self._command, codec_options=_LAZY))
             if self._lag:
                 doc[LAG_KEY] = self._lag_ms()
             return doc
@@ -333,6 +341,47 @@ class MongoSource:
 # server that ignores the section filter (or a section grown large) then costs its bytes only
 # (benchmarks/bench_sample_cost.py --unfiltered)
 _LAZY: CodecOptions[Mapping[str, Any]] = CodecOptions(document_class=RawBSONDocument)
+
+
+def _tree(paths: Iterable[tuple[str, ...]]) -> _Tree:
+    """Paths as the compiled reader's tree: (key, sub-tree or None for the whole value) pairs; a
+    path taken whole covers the longer paths under it."""
+    nested: dict[str, Any] = {}
+    for path in sorted(paths, key=len):
+        node = nested
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+            if node is None:
+                break
+        else:
+            node[path[-1]] = None
+
+    def pairs(node: dict[str, Any]) -> _Tree:
+        return tuple((key.encode(), None if sub is None else pairs(sub)) for key, sub in node.items())
+
+    return pairs(nested)
+
+
+_Tree = tuple[tuple[bytes, Any], ...]
+_READ: _Tree = _tree(catalogue.reply_paths())
+_PLAIN: CodecOptions[dict[str, Any]] = CodecOptions()  # as the client decodes: naive UTC datetimes
+
+
+def _whole(doc: bytes) -> Any:
+    return bson.decode(doc, codec_options=_PLAIN)["v"]
+
+
+def read_reply(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of a raw serverStatus reply that a sample reads (:func:`catalogue.reply_paths`),
+    as plain values: by the compiled reader where it was built, else from the lazy document (the
+    same values; more CPU a sample)."""
+    if _bsonpick is not None and isinstance(reply, RawBSONDocument):
+        try:
+            picked: dict[str, Any] = _bsonpick.pick(reply.raw, _READ, _whole)
+            return picked
+        except ValueError as exc:
+            raise SourceLost(f"unreadable serverStatus reply: {exc}") from None
+    return dict(reply)
 
 
 # the server parameters the settings in force are read from (engine_config.py)
