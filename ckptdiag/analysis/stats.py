@@ -6,9 +6,17 @@ import numpy as np
 
 
 def nanmedian(values: np.ndarray) -> float | None:
-    """The median of the finite values, or None."""
+    """The median of the finite values (of an even count, the mean of the middle two, as
+    ``np.median``), or None. Without np.median's dispatch: a day's episodes ask for ~7,000."""
     finite = values[np.isfinite(values)]
-    return float(np.median(finite)) if finite.size else None
+    n = finite.size
+    if not n:
+        return None
+    half = n // 2
+    if n % 2:
+        return float(np.partition(finite, half)[half])
+    part = np.partition(finite, (half - 1, half))
+    return float((part[half - 1] + part[half]) / 2)
 
 
 def nanmean(values: np.ndarray) -> float | None:

@@ -291,31 +291,37 @@ def exit_status(severity: str, fail_on: str) -> ExitStatus:
 
 
 def write_report(report: Report | ClusterReport, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
-    """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout."""
-    from rich.console import Console
-
+    """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout. Only
+    the format's own renderer is imported (a cron job's JSON does not load the HTML page's)."""
     from ckptdiag.report.cluster import ClusterReport
-    from ckptdiag.report.render import render
 
     if isinstance(report, ClusterReport):
+        from ckptdiag.report.render import render
+
         write_text_output(render(report, fmt), output, protect)
         return
-
-    from ckptdiag.report.document import render_json, to_document
-    from ckptdiag.report.html_page import render_html
-    from ckptdiag.report.markdown import render_markdown
-    from ckptdiag.report.terminal import render_table, render_text
-
     if fmt == "table" and output is None:
+        from rich.console import Console
+
+        from ckptdiag.report.terminal import render_table
+
         Console().print(render_table(report))
         return
     if fmt == "json":
+        from ckptdiag.report.document import render_json, to_document
+
         text = render_json(to_document(report))
     elif fmt == "md":
+        from ckptdiag.report.markdown import render_markdown
+
         text = render_markdown(report)
     elif fmt == "html":
+        from ckptdiag.report.html_page import render_html
+
         text = render_html(report)
     else:
+        from ckptdiag.report.terminal import render_text
+
         text = render_text(report)
     write_text_output(text, output, protect)
 
