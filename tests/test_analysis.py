@@ -357,3 +357,17 @@ def test_checkpoints_that_hurt_while_the_host_is_saturated_say_so_in_the_evidenc
         for n in dx.evidence
     ), dx.evidence
     assert not any("host's CPUs" in n for n in diagnose(derive(Server(seconds=300).frame()), ServerFacts()).evidence)
+
+
+def test_nanmedian_is_numpys_median_of_the_finite_values() -> None:
+    from ckptdiag.analysis.stats import nanmedian
+
+    rng = np.random.default_rng(3)
+    for n in range(60):
+        for _ in range(10):
+            values = rng.normal(size=n) * 10.0 ** rng.integers(-5, 10)
+            values[rng.random(n) < 0.2] = np.nan
+            if n > 4:
+                values[:2] = [np.inf, -np.inf]
+            finite = values[np.isfinite(values)]
+            assert nanmedian(values) == (float(np.median(finite)) if finite.size else None)

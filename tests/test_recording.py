@@ -304,3 +304,60 @@ def test_the_scanner_reads_every_number_a_json_parser_reads() -> None:
         assert text[start:stop].decode() == line
         assert count == len(expected)
         assert values[first : first + count].tolist() == expected
+
+
+def test_the_scanners_fast_numbers_are_the_parsers_doubles_bit_for_bit() -> None:
+    # Clinger's fast path (up to 15 significant digits, a power of ten up to 22) must give the
+    # correctly rounded double, exactly as float() does; past its edges the general parser does
+    import random
+    import struct
+
+    import numpy as np
+
+    from ckptdiag import recording
+
+    if recording._jsonl is None:
+        pytest.skip("compiled scanner not built")
+    rng = random.Random(11)
+    tokens = ["0", "-0", "0.0", "-0.0", "1e22", "1e23", "1e-22", "1e-23", "123456789012345", "1234567890123456"]
+    tokens += ["0.000000000000001", "1.5e300", "9007199254740993", "-17.25E+3", "4.35", "0.1", "2.675"]
+    for _ in range(20000):
+        digits = str(rng.randrange(1, 10 ** rng.randrange(1, 18)))
+        point = rng.randrange(len(digits) + 1)
+        token = digits[:point] + ("." + digits[point:] if point < len(digits) else "")
+        token = token if not token.startswith(".") else "0" + token
+        if rng.random() < 0.3:
+            token += f"e{rng.randrange(-30, 30)}"
+        tokens.append(("-" if rng.random() < 0.3 else "") + token)
+    text = ("\n".join(f'{{"v":{t}}}' for t in tokens) + "\n").encode()
+    values_raw, _ = recording._jsonl.scan(text, len(text))
+    values = np.frombuffer(values_raw, dtype=np.float64).tolist()
+    assert len(values) == len(tokens)
+    for token, value in zip(tokens, values, strict=True):
+        assert struct.pack("<d", value) == struct.pack("<d", float(token)), token
+
+
+def test_a_long_text_scanned_in_two_halves_is_the_text_scanned_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from ckptdiag import recording
+    from ckptdiag.recording import reader
+
+    if recording._jsonl is None:
+        pytest.skip("compiled scanner not built")
+    lines = [json.dumps({"type": "sample", "seq": i, "m": {"a": i * 1.5, f"k{i % 3}": -i}}) for i in range(5000)]
+    text = ("\n".join(lines) + "\n").encode()
+    values_raw, lines_raw = recording._jsonl.scan(text, len(text))
+    monkeypatch.setattr(reader, "SCAN_SPLIT", 1000)
+    values, table = reader._scanned(text, len(text))
+    assert np.array_equal(values, np.frombuffer(values_raw, dtype=np.float64))
+    assert np.array_equal(table, np.frombuffer(lines_raw, dtype=np.int64).reshape(-1, 5))
+    # lines of one shape hash alike; a key one character longer, or changed in any of its bytes, does not
+    shapes = {row[2] for row in table.tolist()}
+    assert len(shapes) == 3
+    base = '{"metric.name.eight": 1}'
+    variants = [base, '{"metric.name.eighT": 1}', '{"metric.name.eightt": 1}', '{"metric.name.eigh": 1}']
+    variants += ['{"Metric.name.eight": 1}', '{"metric.name.eight": "1"}', '{"metric.name.eight":1}']
+    text = ("\n".join(variants) + "\n").encode()
+    hashes = np.frombuffer(recording._jsonl.scan(text, len(text))[1], dtype=np.int64).reshape(-1, 5)[:, 2]
+    assert len(set(hashes.tolist())) == len(variants)
