@@ -221,9 +221,10 @@ class _Columns:
             found = self.data[name] = np.full(self.n, np.nan)
         return found
 
-    def place(self, rows: np.ndarray, obj: dict[str, Any], block: np.ndarray | None) -> bool:
-        """Samples shaped like ``obj`` at ``rows``: their numbers in ``block`` (one row each, in
-        document order) or, without a block, obj's own. False when they do not line up."""
+    def place(self, rows: np.ndarray | slice, obj: dict[str, Any], block: np.ndarray | None) -> bool:
+        """Samples shaped like ``obj`` at ``rows`` (row numbers, or a slice of them): their numbers
+        in ``block`` (one row each, in document order) or, without a block, obj's own. False when
+        they do not line up."""
         import numpy as np
 
         leaves = _leaves(obj)

@@ -3,6 +3,7 @@ are counted and skipped, never fatal."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import struct
 import zlib
@@ -250,7 +251,7 @@ def _split(text: bytes, end: int) -> Iterator[bytes]:
         start = stop + 1
 
 
-def _header(path: Path, line: bytes | None) -> dict[str, Any]:
+def _header(path: Path, line: bytes | bytearray | None) -> dict[str, Any]:
     try:
         head = json.loads(line) if line else None
     except (ValueError, RecursionError):  # RecursionError: nested deeper than json's stack
@@ -285,7 +286,7 @@ def _damaged(rec: Recording, number: Callable[[], int]) -> None:
         rec.damaged_at.append(number())
 
 
-def _line_number(text: bytes, offset: int) -> int:
+def _line_number(text: bytes | bytearray, offset: int) -> int:
     """The number of the line that starts at ``offset`` (counted: only for the lines named)."""
     return text.count(b"\n", 0, offset) + 1
 
@@ -311,24 +312,55 @@ def _scanned(text: bytes, end: int) -> tuple[Any, Any]:
     """The compiled scanner's numbers and lines of ``text[:end]`` (see ``_jsonl.c``), a long
     text in two halves on two threads (split at a line's start): -> (float64 values, int64 rows
     of [start, end, hash, count, first value])."""
-    import numpy as np
-
     middle = text.find(b"\n", end // 2, end) + 1 if end >= SCAN_SPLIT else 0
     if middle <= 0:
-        halves = [_jsonl.scan(text, end)]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
+        return _joined_scans([_jsonl.scan(text, end)])
+    from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            later = pool.submit(_jsonl.scan, text, end, middle)
-            halves = [_jsonl.scan(text, middle), later.result()]
-    values = [np.frombuffer(v, dtype=np.float64) for v, _ in halves]
-    lines = [np.frombuffer(rows, dtype=np.int64).reshape(-1, 5) for _, rows in halves]
-    if len(halves) == 1:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        later = pool.submit(_jsonl.scan, text, end, middle)
+        return _joined_scans([_jsonl.scan(text, middle), later.result()])
+
+
+def _joined_scans(parts: list[tuple[bytes, bytes]]) -> tuple[Any, Any]:
+    """Scans of consecutive stretches of one text as one: each part's first-value indexes moved
+    past the values of the parts before it."""
+    import numpy as np
+
+    values = [np.frombuffer(v, dtype=np.float64) for v, _ in parts]
+    lines = [np.frombuffer(rows, dtype=np.int64).reshape(-1, 5) for _, rows in parts]
+    if len(parts) == 1:
         return values[0], lines[0]
-    second = lines[1].copy()
-    second[:, 4] += values[0].size  # the second half's first-value indexes, into the joined values
-    return np.concatenate(values), np.concatenate([lines[0], second])
+    offset = 0
+    for k, part in enumerate(lines):
+        if offset:
+            lines[k] = part = part.copy()
+            part[:, 4] += offset
+        offset += values[k].size
+    return np.concatenate(values), np.concatenate(lines)
+
+
+MAX_RUNS = 64  # more runs of one shape than this (shapes interleaved line by line): one gather instead
+
+
+def _place_runs(cols: _Columns, obj: dict[str, Any], rows: Any, firsts: Any, values: Any, count: int) -> bool:
+    """Place a shape's samples where their numbers lie one line after another in ``values`` (no
+    other line's numbers between): each such run is a view of ``values`` and a slice of rows,
+    placed without gathering the numbers into a new block (a day's block and its index were 200
+    MB of fresh pages). False when they lie in too many runs, or do not line up (the caller
+    places them another way)."""
+    import numpy as np
+
+    breaks = np.flatnonzero((np.diff(firsts) != count) | (np.diff(rows) != 1)) + 1
+    if breaks.size >= MAX_RUNS:
+        return False
+    bounds = [0, *breaks.tolist(), len(firsts)]
+    for a, b in itertools.pairwise(bounds):
+        first, row = int(firsts[a]), int(rows[a])
+        block = values[first : first + (b - a) * count].reshape(b - a, count)
+        if not cols.place(slice(row, row + b - a), obj, block):
+            return False
+    return True
 
 
 def _groups(keys: Any) -> list[Any]:
@@ -385,6 +417,8 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
         idx = np.asarray(members)
         rows = rows_of[idx]
         count = int(lines[members[0], 3])
+        if count >= 0 and _place_runs(cols, obj, rows, lines[idx, 4], values, count):
+            continue
         block = None
         if count >= 0:
             block = values[lines[idx, 4][:, None] + np.arange(count)]

@@ -194,12 +194,14 @@ def iostat(prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray) -> dict[str, np
     dt = np.where(dt_s > 0, dt_s, 1.0)
     with np.errstate(invalid="ignore"):
         delta = curr - prev
-        ticks = np.mod(delta, TICKS_WRAP)
-        delta = np.where(delta < 0, 0.0, delta)
     f = FIELD_INDEX
 
     def d(name: str) -> np.ndarray:
-        return (ticks if name in _TICK_FIELDS else delta)[:, f[name]]
+        column = delta[:, f[name]]
+        with np.errstate(invalid="ignore"):
+            # the ms counters wrap; the others that went back give no rate
+            out: np.ndarray = np.mod(column, TICKS_WRAP) if name in _TICK_FIELDS else np.where(column < 0, 0.0, column)
+        return out
 
     def avg(total: np.ndarray, ios: np.ndarray) -> np.ndarray:
         out = np.zeros_like(total)
