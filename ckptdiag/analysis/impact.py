@@ -9,7 +9,7 @@ import numpy as np
 from ckptdiag.analysis.baseline import local_baseline
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nanmin, ratio
+from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nanmin, nansum, ratio
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
     MIN_BASELINE_OPS,
@@ -89,12 +89,12 @@ def _figures(cols: Columns, rows: slice, base: Baseline) -> Impact:
         util_pct_peak=nanmax(cols.disk_util_pct[rows]),
         await_ms_peak=nanmax(cols.disk_w_await_ms[rows]),
         aqu_sz_peak=nanmax(cols.disk_aqu_sz[rows]),
-        app_evicted_pages=float(np.nansum(cols.app_evict[rows])),
-        app_wait_ms=float(np.nansum(cols.app_wait_ms[rows])),
+        app_evicted_pages=nansum(cols.app_evict[rows]),
+        app_wait_ms=nansum(cols.app_wait_ms[rows]),
         dirty_pct_peak=nanmax(cols.dirty_pct[rows]),
         write_tickets_available_min=nanmin(cols.wtickets_avail[rows]),
         queued_writers_max=nanmax(cols.queue_writers[rows]),
-        throttled_ms=float(np.nansum(cols.throttle_ms[rows])) if np.isfinite(cols.throttle_ms[rows]).any() else None,
+        throttled_ms=nansum(cols.throttle_ms[rows]) if np.isfinite(cols.throttle_ms[rows]).any() else None,
     )
 
 

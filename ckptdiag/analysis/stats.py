@@ -37,6 +37,11 @@ def nanmin(values: np.ndarray) -> float | None:
     return float(finite.min()) if finite.size else None
 
 
+def nansum(values: np.ndarray) -> float:
+    """The sum with NaN as 0, as ``np.nansum`` (without its dispatch: a day's episodes ask ~6,000 times)."""
+    return float(np.where(np.isnan(values), 0.0, values).sum())
+
+
 def ratio(value: float | None, base: float | None) -> float | None:
     """``value / base``, or None when either is unknown or the base is not positive."""
     if value is None or base is None or base <= 0:

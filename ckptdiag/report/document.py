@@ -9,7 +9,7 @@ import datetime as dt
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from ckptdiag.advice.recommendation import Advice
 from ckptdiag.analysis.results import Diagnosis, Episode, OtherStall
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
-from ckptdiag.report.logsection import LogSection
+
+if TYPE_CHECKING:  # a report without a log never loads the log's modules
+    from ckptdiag.report.logsection import LogSection
 
 SCHEMA_VERSION = 3
 FORMATS = ("table", "json", "md", "html")
