@@ -89,14 +89,19 @@ def test_files_out_of_time_order_are_the_same_in_workers(tmp_path: Path) -> None
     assert window.derived["t"].is_monotonic_increasing
 
 
-def test_a_window_that_cuts_through_files(tmp_path: Path) -> None:
-    server = SimServer(checkpoints=[(s, s + 5) for s in range(30, 3000, 60)])
-    d = tmp_path / "diagnostic.data"
+def one_server(d: Path, seconds: int, files: int = 3) -> SimServer:
+    """``files`` metrics files of one synthetic server, ``seconds`` of 1 Hz samples each, in ``d``."""
+    server = SimServer(checkpoints=[(s, s + 5) for s in range(30, files * seconds, 60)])
     d.mkdir()
-    for k in range(3):
-        write_ftdc(
-            d / f"metrics.2026-01-01T00-0{k}-00Z-00000", server, [float(t) for t in range(k * 1000, (k + 1) * 1000)]
-        )
+    for k in range(files):
+        times = [float(t) for t in range(k * seconds, (k + 1) * seconds)]
+        write_ftdc(d / f"metrics.2026-01-01T00-0{k}-00Z-00000", server, times)
+    return server
+
+
+def test_a_window_that_cuts_through_files(tmp_path: Path) -> None:
+    d = tmp_path / "diagnostic.data"
+    server = one_server(d, 1000)
     t0_ms = int(server.t0 * 1000)
     window = both([d], since_ms=t0_ms + 600_000, until_ms=t0_ms + 2_400_000)
     assert window.derived["t"].min() == pytest.approx(server.t0 + 600)
@@ -116,13 +121,8 @@ def test_a_restart_and_a_gap_between_files_count_once(tmp_path: Path) -> None:
 
 
 def test_a_damaged_file_in_the_middle_is_its_note_both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    server = SimServer(checkpoints=[(s, s + 5) for s in range(30, 3000, 60)])
     d = tmp_path / "diagnostic.data"
-    d.mkdir()
-    for k in range(3):
-        write_ftdc(
-            d / f"metrics.2026-01-01T00-0{k}-00Z-00000", server, [float(t) for t in range(k * 900, (k + 1) * 900)]
-        )
+    server = one_server(d, 900)
     middle = d / "metrics.2026-01-01T00-01-00Z-00000"
     middle.write_bytes(middle.read_bytes()[:-50])  # its last chunk cut short
     (d / "metrics.2026-01-01T00-01-30Z-00000").write_bytes(b"not FTDC at all" * 10)
