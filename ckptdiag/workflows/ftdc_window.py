@@ -74,8 +74,16 @@ def derive_ftdc(
 
 def _may_fork() -> bool:
     """Workers are forked from a process that has its modules loaded: not from a worker itself
-    (a cluster's members are diagnosed in workers already), nor where fork is not offered."""
-    return multiprocessing.parent_process() is None and "fork" in multiprocessing.get_all_start_methods()
+    (a cluster's members are diagnosed in workers already), nor where fork is not offered, nor
+    from a process running other threads (a lock one of them holds would be held forever in
+    the child)."""
+    import threading
+
+    return (
+        multiprocessing.parent_process() is None
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+    )
 
 
 def _joined(
