@@ -371,3 +371,23 @@ def test_nanmedian_is_numpys_median_of_the_finite_values() -> None:
                 values[:2] = [np.inf, -np.inf]
             finite = values[np.isfinite(values)]
             assert nanmedian(values) == (float(np.median(finite)) if finite.size else None)
+
+
+def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> None:
+    # local_baseline builds its Baseline field by field: a field added to Baseline must not be lost
+    import dataclasses
+
+    from ckptdiag.analysis.baseline import baseline, local_baseline
+    from ckptdiag.analysis.columns import Columns
+    from ckptdiag.analysis.diagnosis import pick_disk
+
+    d = derive(Server(seconds=900).frame())
+    cols = Columns.of(d, pick_disk(d, ()))
+    whole = dataclasses.replace(baseline(cols, np.isfinite(cols.ops_s)), estimated=True, disk_util_pct=12.5)
+    rows = np.isfinite(cols.ops_s)
+    local = local_baseline(cols, rows, whole, float(cols.t[600]), float(cols.t[602]))
+    assert local.samples < whole.samples  # the window before it, not the whole
+    changed = {"samples", "ops_s", "write_lat_ms", "write_p99_ms", "read_lat_ms"}
+    for f in dataclasses.fields(local):
+        if f.name not in changed:
+            assert getattr(local, f.name) == getattr(whole, f.name), f.name

@@ -14,7 +14,6 @@ evidence says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 
@@ -76,14 +75,18 @@ def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start:
         value = nanmedian(values[rows])
         return fallback if value is None else value
 
-    # the figures an episode is judged by; the rest (disk, writes) stay the whole window's
-    return replace(
-        whole,
+    # the figures an episode is judged by; the rest (disk, writes) stay the whole window's (made
+    # directly: dataclasses.replace cost ~8 us, once per episode)
+    return Baseline(
         samples=int(rows.size),
         ops_s=local(cols.ops_s, whole.ops_s),
+        writes_s=whole.writes_s,
         write_lat_ms=local(cols.write_lat_ms, whole.write_lat_ms),
         write_p99_ms=local(cols.write_p99_ms, whole.write_p99_ms),
         read_lat_ms=local(cols.read_lat_ms, whole.read_lat_ms),
+        disk_write_mb_s=whole.disk_write_mb_s,
+        disk_util_pct=whole.disk_util_pct,
+        estimated=whole.estimated,
     )
 
 

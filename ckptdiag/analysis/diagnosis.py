@@ -14,7 +14,7 @@ from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.eviction import eviction_summary
 from ckptdiag.analysis.evidence import evidence
-from ckptdiag.analysis.impact import assess
+from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.stalls import other_stalls
@@ -43,7 +43,7 @@ def diagnose(
     t = cols.t
     found = find_episodes(d)
     base_rows, whole, base_notes = whole_baseline(cols, found)
-    episodes = tuple(assess(e, cols, base_rows, whole) for e in found)
+    episodes = assess_all(found, cols, base_rows, whole)
     eviction = eviction_summary(
         cols, d["eviction_state"].to_numpy(dtype="float64"), settings.eviction, settings.version
     )

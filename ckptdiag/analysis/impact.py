@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from ckptdiag.analysis.baseline import local_baseline
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nanmin, nansum, ratio
+from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nansum, ratio
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
     MIN_BASELINE_OPS,
@@ -23,7 +24,12 @@ from ckptdiag.analysis.verdict import GONE
 
 
 def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) -> Episode:
-    """``e`` with its impact, read over the samples whose interval it touches plus one second.
+    """``e`` with its impact (see :func:`assess_all`, which judges every episode of a window at once)."""
+    return assess_all([e], cols, base_rows, whole)[0]
+
+
+def assess_all(found: Sequence[Episode], cols: Columns, base_rows: np.ndarray, whole: Baseline) -> tuple[Episode, ...]:
+    """Each episode with its impact, read over the samples whose interval it touches plus one second.
 
     Contract: throughput and latency are compared with :func:`local_baseline`; throughput only
     where there was load to interrupt (the ``RECOVERY_WINDOW_S`` before it averages
@@ -34,16 +40,78 @@ def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) ->
     completed), on a server doing at least ``MIN_BASELINE_OPS`` operations a second, and the load
     comes back within ``RECOVERY_WINDOW_S`` (else the client went away: named, not a stall); or
     when application threads waited ``STALL_APP_WAIT_MS`` or more for the cache during it.
+
+    The peaks and lows over every episode's samples are read in one pass a figure (a day has
+    1,440 episodes, a full FTDC directory ~70,000: one reduction each per figure cost most of the
+    diagnosis).
     """
+    if not found:
+        return ()
     t = cols.t
-    end = e.end if e.end is not None else float(t[-1])
-    lo = max(int(np.searchsorted(t, e.start, side="right")), 1)
-    hi = min(int(np.searchsorted(t, end + IMPACT_GRACE_S, side="left")), t.size - 1)
-    if hi < lo:
-        hi = lo = min(lo, t.size - 1)
+    last = t.size - 1
+    starts = np.array([e.start for e in found], dtype=np.float64)
+    ends = np.array([e.end if e.end is not None else float(t[-1]) for e in found], dtype=np.float64)
+    lo = np.maximum(np.searchsorted(t, starts, side="right"), 1)
+    hi = np.minimum(np.searchsorted(t, ends + IMPACT_GRACE_S, side="left"), last)
+    empty = hi < lo
+    lo = np.where(empty, np.minimum(lo, last), lo)
+    hi = np.where(empty, lo, hi)
+    spans = _Spans(cols, lo, hi + 1)
+    return tuple(
+        _assess(e, k, int(lo[k]), int(hi[k]), float(ends[k]), spans, cols, base_rows, whole)
+        for k, e in enumerate(found)
+    )
+
+
+class _Spans:
+    """The highest and lowest finite value of each figure over each episode's samples
+    (``[lo, hi)``), for every episode at once; NaN where a span has none."""
+
+    HIGHEST = (
+        "write_p99_ms",
+        "write_lat_ms",
+        "read_lat_ms",
+        "disk_wmb_s",
+        "disk_w_s",
+        "disk_util_pct",
+        "disk_w_await_ms",
+        "disk_aqu_sz",
+        "dirty_pct",
+        "queue_writers",
+    )
+    LOWEST = ("ops_s", "wtickets_avail")
+
+    def __init__(self, cols: Columns, lo: np.ndarray, hi: np.ndarray) -> None:
+        bounds = np.empty(2 * lo.size, dtype=np.int64)
+        bounds[0::2], bounds[1::2] = lo, hi  # every span is one sample or more: lo < hi
+        self.values: dict[str, np.ndarray] = {}
+        for names, reduce in ((self.HIGHEST, np.fmax), (self.LOWEST, np.fmin)):
+            for name in names:
+                column = getattr(cols, name)
+                finite = np.append(np.where(np.isfinite(column), column, np.nan), np.nan)
+                self.values[name] = reduce.reduceat(finite, bounds)[0::2]  # fmax/fmin pass NaN over
+
+    def get(self, name: str, k: int) -> float | None:
+        """The figure over episode ``k``'s span, or None where it has no finite value."""
+        value = float(self.values[name][k])
+        return None if np.isnan(value) else value
+
+
+def _assess(
+    e: Episode,
+    k: int,
+    lo: int,
+    hi: int,
+    end: float,
+    spans: _Spans,
+    cols: Columns,
+    base_rows: np.ndarray,
+    whole: Baseline,
+) -> Episode:
+    """Episode ``k`` (over rows ``lo`` to ``hi``) with its impact: see :func:`assess_all`."""
+    t = cols.t
     rows = slice(lo, hi + 1)
     base = local_baseline(cols, base_rows, whole, e.start, end)
-    impact = _figures(cols, rows, base)
     after_rows = slice(
         int(np.searchsorted(t, end + IMPACT_GRACE_S, side="right")),
         int(np.searchsorted(t, end + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right")),
@@ -52,13 +120,14 @@ def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) ->
     before = nanmean(cols.ops_s[int(np.searchsorted(t, e.start - RECOVERY_WINDOW_S, side="right")) : lo])
     # the load it interrupted is the load before it (the window's start: the load after it)
     load = before if before is not None else nanmean(after)
-    if load is not None and load < MIN_BASELINE_OPS:  # idle (or not yet busy): nothing to interrupt
-        impact = replace(impact, ops_ratio=None, reasons=("no load to interrupt",))
-    still_waiting = _waiting(cols, after_rows, base, impact.write_latency_kind)
+    idle = load is not None and load < MIN_BASELINE_OPS  # idle (or not yet busy): nothing to interrupt
     lag = cols.repl_lag_s
+    growth = None
     if np.isfinite(lag[lo - 1]) and np.isfinite(lag[rows]).any():
-        impact = replace(impact, repl_lag_growth_s=float(np.nanmax(lag[rows]) - lag[lo - 1]))
-    return replace(e, rows=(lo, hi), impact=_judge(replace(impact, ops_s_after=nanmedian(after)), still_waiting))
+        growth = float(np.nanmax(lag[rows]) - lag[lo - 1])
+    impact = _figures(cols, rows, base, spans, k, idle=idle, growth=growth, ops_s_after=nanmedian(after))
+    still_waiting = _waiting(cols, after_rows, base, impact.write_latency_kind)
+    return replace(e, rows=(lo, hi), impact=_judge(impact, still_waiting))
 
 
 def _waiting(cols: Columns, rows: slice, base: Baseline, kind: str | None) -> bool:
@@ -68,33 +137,48 @@ def _waiting(cols: Columns, rows: slice, base: Baseline, kind: str | None) -> bo
     return bool(base_lat) and peak is not None and peak >= STALL_LATENCY_RATIO * (base_lat or 0)
 
 
-def _figures(cols: Columns, rows: slice, base: Baseline) -> Impact:
-    """The episode's figures over ``rows`` against ``base``."""
+def _figures(
+    cols: Columns,
+    rows: slice,
+    base: Baseline,
+    spans: _Spans,
+    k: int,
+    *,
+    idle: bool,
+    growth: float | None,
+    ops_s_after: float | None,
+) -> Impact:
+    """Episode ``k``'s figures over ``rows`` against ``base`` (``idle``: no load to interrupt,
+    so no throughput ratio)."""
     base_ops = base.ops_s
-    worst_ops = nanmin(cols.ops_s[rows])
-    p99 = nanmax(cols.write_p99_ms[rows])
-    mean_peak = nanmax(cols.write_lat_ms[rows])
+    worst_ops = spans.get("ops_s", k)
+    p99 = spans.get("write_p99_ms", k)
+    mean_peak = spans.get("write_lat_ms", k)
     use_p99 = p99 is not None and bool(base.write_p99_ms)
+    ops_ratio = ratio(worst_ops, base_ops) if base_ops and base_ops >= MIN_BASELINE_OPS else None
     return Impact(
         ops_s_baseline=base_ops,
         ops_s_min=worst_ops,
-        ops_ratio=ratio(worst_ops, base_ops) if base_ops and base_ops >= MIN_BASELINE_OPS else None,
+        ops_ratio=None if idle else ops_ratio,
+        ops_s_after=ops_s_after,
         write_latency_ratio=ratio(p99, base.write_p99_ms) if use_p99 else ratio(mean_peak, base.write_lat_ms),
         write_latency_kind="p99" if use_p99 else "mean",
         write_p99_ms_peak=p99,
         write_latency_ms_peak=mean_peak,
-        read_latency_ratio=ratio(nanmax(cols.read_lat_ms[rows]), base.read_lat_ms),
-        write_mb_s_peak=nanmax(cols.disk_wmb_s[rows]),
-        w_s_peak=nanmax(cols.disk_w_s[rows]),
-        util_pct_peak=nanmax(cols.disk_util_pct[rows]),
-        await_ms_peak=nanmax(cols.disk_w_await_ms[rows]),
-        aqu_sz_peak=nanmax(cols.disk_aqu_sz[rows]),
+        read_latency_ratio=ratio(spans.get("read_lat_ms", k), base.read_lat_ms),
+        write_mb_s_peak=spans.get("disk_wmb_s", k),
+        w_s_peak=spans.get("disk_w_s", k),
+        util_pct_peak=spans.get("disk_util_pct", k),
+        await_ms_peak=spans.get("disk_w_await_ms", k),
+        aqu_sz_peak=spans.get("disk_aqu_sz", k),
         app_evicted_pages=nansum(cols.app_evict[rows]),
         app_wait_ms=nansum(cols.app_wait_ms[rows]),
-        dirty_pct_peak=nanmax(cols.dirty_pct[rows]),
-        write_tickets_available_min=nanmin(cols.wtickets_avail[rows]),
-        queued_writers_max=nanmax(cols.queue_writers[rows]),
+        dirty_pct_peak=spans.get("dirty_pct", k),
+        write_tickets_available_min=spans.get("wtickets_avail", k),
+        queued_writers_max=spans.get("queue_writers", k),
+        repl_lag_growth_s=growth,
         throttled_ms=nansum(cols.throttle_ms[rows]) if np.isfinite(cols.throttle_ms[rows]).any() else None,
+        reasons=("no load to interrupt",) if idle else (),
     )
 
 
