@@ -4,8 +4,8 @@ The peer is PyPI's ``pymongoftdc`` (module ``pyftdc``: "a typed reader for Mongo
 archives"), installed in its own virtual environment (it would shadow nothing here, but its
 dependencies are its own):
 
-    python3 -m venv /tmp/peers && /tmp/peers/bin/pip install pymongoftdc==0.1.1
-    python benchmarks/bench_peers.py --peer-python /tmp/peers/bin/python
+    python3 -m venv peers && peers/bin/pip install pymongoftdc==0.1.1
+    python benchmarks/bench_peers.py --peer-python peers/bin/python
 
 Both read the same metrics of each of the six largest real files in ../shared/data/ftdc (the
 ones ckptdiag's report needs, as FTDC names them), each in a child process of its own, one core
