@@ -60,12 +60,7 @@ def wanted_names() -> list[str]:
     """The FTDC paths ckptdiag's report reads (the catalogue's every spelling), as FTDC names them."""
     from ckptdiag import catalogue
 
-    return sorted(
-        "serverStatus." + ".".join(f.path)
-        for metric in catalogue.METRICS
-        for source in metric.sources
-        for f in catalogue.source_fields(source)
-    )
+    return sorted("serverStatus." + ".".join(path) for path in catalogue.metric_paths())
 
 
 def timed(cmd: list[str]) -> tuple[float, int, dict[str, object]]:

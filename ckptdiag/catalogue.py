@@ -628,12 +628,15 @@ READ_WHOLE: tuple[tuple[str, ...], ...] = (
 )
 
 
+def metric_paths() -> frozenset[tuple[str, ...]]:
+    """Every serverStatus path a metric is read from, in every version's spelling."""
+    return frozenset(f.path for metric in METRICS for source in metric.sources for f in source_fields(source))
+
+
 def reply_paths() -> frozenset[tuple[str, ...]]:
-    """Every path of a serverStatus reply that a sample reads: the metrics' (every version's
-    spelling) and :data:`READ_WHOLE`. The rest of a reply is never decoded."""
-    return frozenset(
-        {f.path for metric in METRICS for source in metric.sources for f in source_fields(source)} | set(READ_WHOLE)
-    )
+    """Every path of a serverStatus reply that a sample reads: :func:`metric_paths` and
+    :data:`READ_WHOLE`. The rest of a reply is never decoded."""
+    return metric_paths() | frozenset(READ_WHOLE)
 
 
 def extract(doc: Mapping[str, Any], metrics: Iterable[Metric] = METRICS) -> dict[str, Number]:

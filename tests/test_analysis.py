@@ -11,7 +11,7 @@ from synth import Server
 
 from ckptdiag.analysis.diagnosis import diagnose, hurts
 from ckptdiag.analysis.episodes import find_episodes, period
-from ckptdiag.analysis.series import derive, derive_pieces
+from ckptdiag.analysis.series import derive
 from ckptdiag.engine_config import EvictionSettings, resolve
 from ckptdiag.facts import ServerFacts
 
@@ -229,12 +229,16 @@ def test_the_idle_70_file_is_ok_without_a_stall() -> None:
 
 
 def test_derive_in_pieces_equals_derive_in_one_go() -> None:
-    from ckptdiag.sources.ftdc import iter_ftdc, mark_continuity, read_ftdc
+    from ckptdiag.analysis.series import PieceChain
+    from ckptdiag.sources.ftdc import FtdcData, file_pieces, mark_continuity, read_ftdc
 
     path = shared_path("ftdc", F42)
     whole = derive(read_ftdc([path]).frame)
     for rows in (50, 299, 301):  # seams inside chunks' worth of rows and exactly on them
-        parts, gaps, restarts = derive_pieces(iter_ftdc([path], rows=rows), mark_continuity)
+        chain = PieceChain(mark_continuity)
+        for piece in file_pieces(path, False, None, None, rows, FtdcData(None, [], []), {}):
+            chain.add(piece)
+        parts, gaps, restarts = chain.result()
         assert gaps == 0 and restarts == 0
         assert list(parts.columns) == list(whole.columns)
         pd.testing.assert_frame_equal(

@@ -23,11 +23,6 @@ from ckptdiag.analysis.thresholds import (
 from ckptdiag.analysis.verdict import GONE
 
 
-def assess(e: Episode, cols: Columns, base_rows: np.ndarray, whole: Baseline) -> Episode:
-    """``e`` with its impact (see :func:`assess_all`, which judges every episode of a window at once)."""
-    return assess_all([e], cols, base_rows, whole)[0]
-
-
 def assess_all(found: Sequence[Episode], cols: Columns, base_rows: np.ndarray, whole: Baseline) -> tuple[Episode, ...]:
     """Each episode with its impact, read over the samples whose interval it touches plus one second.
 

@@ -9,7 +9,7 @@ derived a piece at a time and only this is kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -312,17 +312,6 @@ def disk_figures(frame: pd.DataFrame, dev: str, dt: np.ndarray, seam: np.ndarray
         values[seam] = np.nan
         out[col + ours] = values
     return out
-
-
-def derive_pieces(
-    pieces: Iterable[pd.DataFrame], mark: Callable[[pd.DataFrame], pd.DataFrame]
-) -> tuple[pd.DataFrame, int, int]:
-    """:func:`derive` over a window that arrives a piece at a time (FTDC directories), keeping only
-    the derived figures: -> (derived frame, gaps, restarts). See :class:`PieceChain`."""
-    chain = PieceChain(mark)
-    for piece in pieces:
-        chain.add(piece)
-    return chain.result()
 
 
 class PieceChain:

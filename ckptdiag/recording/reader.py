@@ -251,7 +251,7 @@ def _split(text: bytes, end: int) -> Iterator[bytes]:
         start = stop + 1
 
 
-def _header(path: Path, line: bytes | bytearray | None) -> dict[str, Any]:
+def _header(path: Path, line: bytes | None) -> dict[str, Any]:
     try:
         head = json.loads(line) if line else None
     except (ValueError, RecursionError):  # RecursionError: nested deeper than json's stack
@@ -286,7 +286,7 @@ def _damaged(rec: Recording, number: Callable[[], int]) -> None:
         rec.damaged_at.append(number())
 
 
-def _line_number(text: bytes | bytearray, offset: int) -> int:
+def _line_number(text: bytes, offset: int) -> int:
     """The number of the line that starts at ``offset`` (counted: only for the lines named)."""
     return text.count(b"\n", 0, offset) + 1
 

@@ -99,8 +99,9 @@ def _joined(
     cache: dict[str, Any] = {}
     for file, in_dir in files:
         window = next(windows) if windows is not None else None
-        if window is None or not _fits(window, chain.last):
-            window = derive_file(file, in_dir, since_ms, until_ms, chain.last, cache)
+        joined = window is not None and same_row(window.seam, chain.last)
+        if window is None or not (joined or _wholly_before(window, chain.last)):
+            window, joined = derive_file(file, in_dir, since_ms, until_ms, chain.last, cache), True
         if window.error is not None:
             raise FtdcError(*window.error)
         data.metadata += window.data.metadata
@@ -108,7 +109,7 @@ def _joined(
         data.mongod |= window.data.mongod
         produced |= window.produced
         # derived after the very row before it (else it lies wholly before it: nothing to add)
-        if window.latest is not None and (window.seam is chain.last or same_row(window.seam, chain.last)):
+        if joined and window.latest is not None:
             chain.parts += window.parts
             chain.gaps += window.gaps
             chain.restarts += window.restarts
@@ -118,12 +119,10 @@ def _joined(
     return DerivedWindow(derived, gaps, restarts, data)
 
 
-def _fits(window: FileWindow, last: pd.DataFrame | None) -> bool:
-    """Whether a worker's window is the one this process would derive after ``last``: joined to
-    that very row, or lying wholly at or before it (every row dropped, whatever it was joined to)."""
-    if window.latest is None or same_row(window.seam, last):
-        return True
-    return last is not None and window.latest <= float(last["t"].iloc[0])
+def _wholly_before(window: FileWindow, last: pd.DataFrame | None) -> bool:
+    """Whether a worker's file has no sample after ``last`` (none in the window, or all at or
+    before it): this process would drop every row of it, whatever row it was joined to."""
+    return window.latest is None or (last is not None and window.latest <= float(last["t"].iloc[0]))
 
 
 def derive_file(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ckptdiag.sources.ftdc.deltas import decode_chunk, decode_deltas
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, metric_files, read_file
-from ckptdiag.sources.ftdc.frames import FrameLayout, FtdcData, _build, iter_ftdc, mark_continuity, read_ftdc
+from ckptdiag.sources.ftdc.frames import FrameLayout, FtdcData, _build, file_pieces, mark_continuity, read_ftdc
 from ckptdiag.sources.ftdc.kernel import compiled as _ftdc_kernel
 from ckptdiag.sources.ftdc.reference import (
     INT64_MIN,
@@ -46,7 +46,7 @@ __all__ = [
     "_ftdc_kernel",
     "decode_chunk",
     "decode_deltas",
-    "iter_ftdc",
+    "file_pieces",
     "mark_continuity",
     "metric_files",
     "read_file",

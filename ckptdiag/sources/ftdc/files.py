@@ -63,6 +63,15 @@ class FileReport:
 
 
 def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
+    """The documents of a file's bytes in order -> (offset, document); see :func:`_doc_spans`."""
+    for pos, length in _doc_spans(buf, report):
+        yield pos, buf[pos : pos + length]
+
+
+def _doc_spans(buf: Any, report: FileReport) -> Iterator[tuple[int, int]]:
+    """Where each top-level BSON document of ``buf`` (bytes or a mapped file) lies -> (offset,
+    length), its length checked against the bytes left; damage ends the walk (``report.error``),
+    zero padding after the last document is a note."""
     pos = 0
     size = len(buf)
     while pos + 5 <= size:
@@ -76,7 +85,7 @@ def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
         if buf[pos + length - 1] != 0:
             report.error = f"damaged document at byte {pos}"
             return
-        yield pos, buf[pos : pos + length]
+        yield pos, length
         pos += length
     if pos < size and buf[pos:].strip(b"\x00"):
         report.error = f"truncated document at byte {pos}"
@@ -216,15 +225,12 @@ def last_chunk_start(path: Path) -> int | None:
     last = None
     try:
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            pos, size = 0, len(buf)
-            while pos + 27 <= size:
-                (length,) = _I32.unpack_from(buf, pos)
-                if length < 27 or pos + length > size:
-                    break
+            for pos, length in _doc_spans(buf, FileReport(str(path))):
+                if length < 27:
+                    continue
                 header = buf[pos + 4 : pos + 9] == b"\x09_id\x00" and buf[pos + 17 : pos + 23] == b"\x10type\x00"
                 if header and _I32.unpack_from(buf, pos + 23)[0] == 1:
                     (last,) = _I64.unpack_from(buf, pos + 9)
-                pos += length
     except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
         return None
     return last
@@ -242,9 +248,9 @@ def last_chunks(path: Path, wanted: Callable[[str], bool], cache: dict[str, Any]
         buf = _file_bytes(path)
     except FtdcError:
         return
-    for offset, raw in reversed(list(_bson_docs(buf, FileReport(str(path))))):
+    for offset, length in reversed(list(_doc_spans(buf, FileReport(str(path))))):
         try:
-            doc = bson.decode(raw, codec_options=options)
+            doc = bson.decode(buf[offset : offset + length], codec_options=options)
             data = doc.get("data") if doc.get("type") == 1 else None
             start_ms = _start_ms(doc.get("_id"))
             if not isinstance(data, bytes) or start_ms is None:

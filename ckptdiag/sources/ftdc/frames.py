@@ -33,12 +33,7 @@ def _wanted() -> Callable[[str], bool]:
     """Whether an FTDC path is read: every catalogue source (serverStatus paths, prefixed
     'serverStatus.'), the disks, the host's CPU, replication members. One predicate for every
     file: a chunk shape remembers what it kept for it (:meth:`Schema.select`)."""
-    wanted = frozenset(
-        "serverStatus." + ".".join(f.path)
-        for metric in catalogue.METRICS
-        for source in metric.sources
-        for f in catalogue.source_fields(source)
-    )
+    wanted = frozenset("serverStatus." + ".".join(path) for path in catalogue.metric_paths())
     return lambda path: _is_wanted(path, wanted)
 
 
@@ -149,48 +144,14 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
 
     Decodes only what the catalogue and the disk figures need; ``since``/``until`` (ms since the
     epoch) trim the window. Chunks without serverStatus (another FTDC producer) are refused.
-    For a long window, :func:`iter_ftdc` gives the same rows a bounded piece at a time.
+    For a long window, :func:`file_pieces` gives a file's rows a bounded piece at a time.
     """
-    import pandas as pd
-
     data = FtdcData(None, [], [])
-    frames = list(iter_ftdc(paths, since_ms, until_ms, into=data))
-    data.frame = frames[0] if len(frames) == 1 else mark_continuity(_ordered(pd.concat(frames)))
-    return data
-
-
-def iter_ftdc(
-    paths: Iterable[Path],
-    since_ms: int | None = None,
-    until_ms: int | None = None,
-    *,
-    rows: int | None = None,
-    into: FtdcData | None = None,
-) -> Iterator[Any]:
-    """The FTDC sample frame in pieces of about ``rows`` rows (None: one piece), in file order.
-
-    Memory stays bounded by one piece. A piece never spans two files (:func:`file_pieces`: a
-    file's pieces are the same whether it is read alone or after others). Metadata documents
-    and per-file reports are collected in ``into``. Each piece is ordered by time, and marked
-    for continuity on its own: a caller that joins pieces re-marks across the seam
-    (:func:`mark_continuity`).
-    """
-    data = into if into is not None else FtdcData(None, [], [])
     cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
-    produced = False
-    if rows is None:
-        pieces = [
-            p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, since_ms, until_ms, data, cache)
-        ]
-        if pieces:
-            produced = True
-            yield mark_continuity(_ordered(_build(pieces)))
-    else:
-        for file, in_dir in ftdc_files(paths):
-            for piece in file_pieces(file, in_dir, since_ms, until_ms, rows, data, cache):
-                produced = True
-                yield piece
-    check_read(data, produced)
+    pieces = [p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, since_ms, until_ms, data, cache)]
+    check_read(data, bool(pieces))
+    data.frame = mark_continuity(_ordered(_build(pieces)))
+    return data
 
 
 def file_pieces(
@@ -202,7 +163,11 @@ def file_pieces(
     into: FtdcData,
     cache: dict[str, Any],
 ) -> Iterator[Any]:
-    """One metrics file's sample frame in pieces of about ``rows`` rows (see :func:`iter_ftdc`)."""
+    """One metrics file's sample frame in pieces of about ``rows`` rows, in file order: memory
+    stays bounded by one piece, and a piece never spans two files (a file's pieces are the same
+    whether it is read alone or after others). Metadata documents and the file's report are
+    collected in ``into``. Each piece is ordered by time and marked for continuity on its own: a
+    caller that joins pieces re-marks across the seam (:func:`mark_continuity`)."""
     # Chunks are gathered as 2-D blocks and a frame is built once per piece: a DataFrame per
     # chunk cost a third of the decoding time, and a dict of columns per chunk another sixth.
     pieces: list[tuple[list[str], np.ndarray, np.ndarray]] = []
