@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 from fakes import status_doc
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from ckptdiag import recording
 from ckptdiag.errors import InputError, OutputError
 from ckptdiag.recording import FORMAT, RecordingWriter, build_sample, header, is_recording, read_recording
 
@@ -199,8 +202,9 @@ def _frames_agree(path: Path) -> None:
 
 
 def _without_the_scanner_in_batches_too(path: Path) -> None:
-    """Without the compiled scanner, columns are made a batch of samples at a time: batches of 7
-    (shapes that change inside and across batches) give the frame a dict per sample gives."""
+    """Without the compiled scanner, columns are made a block of lines at a time: blocks of ~7
+    lines (~2,500 bytes: shapes that change inside and across blocks) give the frame a dict per
+    sample gives."""
     import pandas as pd
 
     from ckptdiag.recording import reader
@@ -208,7 +212,7 @@ def _without_the_scanner_in_batches_too(path: Path) -> None:
     slow = read_recording(path).to_frame()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(reader, "_jsonl", None)
-        mp.setattr(reader, "COLUMNS_BATCH", 7)
+        mp.setattr(reader, "BLOCK_BYTES", 2500)
         batched = read_recording(path, columns=True)
     frame = batched.to_frame()
     assert sorted(frame.columns) == sorted(slow.columns)
@@ -361,3 +365,125 @@ def test_a_long_text_scanned_in_two_halves_is_the_text_scanned_whole(monkeypatch
     text = ("\n".join(variants) + "\n").encode()
     hashes = np.frombuffer(recording._jsonl.scan(text, len(text))[1], dtype=np.int64).reshape(-1, 5)[:, 2]
     assert len(set(hashes.tolist())) == len(variants)
+
+
+def _python_path(path: Path, mp: pytest.MonkeyPatch, block_bytes: int, split: int):  # type: ignore[no-untyped-def]
+    """``path`` read with columns as a machine without the compiled scanner reads it: blocks of
+    ``block_bytes``, and two halves (the second by a forked child) from ``split`` bytes on."""
+    from ckptdiag.recording import reader
+
+    mp.setattr(reader, "_jsonl", None)
+    mp.setattr(reader, "BLOCK_BYTES", block_bytes)
+    mp.setattr(reader, "PARSE_SPLIT", split)
+    return read_recording(path, columns=True)
+
+
+def _same_reading(a, b) -> None:  # type: ignore[no-untyped-def]
+    """Two readings of one file: the same frame, events, damage and truncation."""
+    import pandas as pd
+
+    assert (a.sample_count, a.events, a.damaged_lines, a.damaged_at, a.truncated) == (
+        b.sample_count,
+        b.events,
+        b.damaged_lines,
+        b.damaged_at,
+        b.truncated,
+    )
+    fa, fb = a.to_frame(), b.to_frame()
+    assert sorted(fa.columns) == sorted(fb.columns)
+    pd.testing.assert_frame_equal(fa, fb[fa.columns])
+
+
+_number = st.one_of(
+    st.integers(-(2**62), 2**62),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.none(),
+    st.booleans(),
+)
+
+
+@st.composite
+def _recording_lines(draw: st.DrawFn) -> list[str]:
+    """Lines a recording may hold: samples whose metrics, disks and histograms change shape
+    (names, order, bucket bounds), values of every JSON kind a counter can be, events, blank
+    and damaged lines; written compact or with spaces."""
+    keys = ["ckpt.count", "ops.insert", "cache.dirty_bytes", "a.b"]
+    compact = draw(st.booleans())
+    lines = [json.dumps(_header())]
+    for i in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["sample"] * 6 + ["event", "blank", "damaged"]))
+        if kind == "sample":
+            names = draw(st.permutations(keys).map(lambda p: p[: draw(st.integers(0, len(keys)))]))
+            sample: dict[str, object] = {"type": "sample", "seq": i, "t": 1_795_000_000.0 + i, "mono": 0.5 * i}
+            sample["rtt_ms"] = draw(_number)
+            if draw(st.booleans()):
+                sample["skipped"] = draw(st.integers(0, 3))
+            if draw(st.booleans()):
+                sample["wt_missing"] = draw(st.booleans())
+            sample["m"] = {name: draw(_number) for name in names}
+            if draw(st.booleans()):
+                devices = draw(st.sampled_from([["vda"], ["vda", "sdb"], ["sdb"]]))
+                sample["disk"] = {d: draw(st.lists(st.integers(0, 2**40), min_size=11, max_size=11)) for d in devices}
+            if draw(st.booleans()):
+                bounds = draw(st.sampled_from([[0, 2, 1024], [0, 4, 1024], [0, 2], [128]]))
+                sample["hist"] = {"writes": [[b, draw(st.integers(0, 99))] for b in bounds]}
+            lines.append(json.dumps(sample, separators=(",", ":") if compact else None))
+        elif kind == "event":
+            lines.append(json.dumps({"type": "event", "kind": "gap", "t": 1_795_000_000.0 + i, "next_seq": i + 1}))
+        elif kind == "blank":
+            lines.append(draw(st.sampled_from(["", "  "])))
+        else:
+            lines.append(draw(st.sampled_from(['{"type": "sample", "seq": --1}', "not json 42", '{"m": {"a": 1'])))
+    return lines
+
+
+@pytest.mark.skipif(recording._jsonl is None, reason="compiled scanner not built")
+@settings(max_examples=120, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(_recording_lines(), st.integers(60, 3000), st.booleans())
+def test_the_python_path_reads_every_recording_as_the_scanner_does(
+    tmp_path: Path, lines: list[str], block_bytes: int, split: bool
+) -> None:
+    # the scanner and the parse of every line are two readers of one format: whatever the
+    # blocks, and whether or not a forked child parses the second half, they agree
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    scanned = read_recording(path, columns=True)
+    with pytest.MonkeyPatch.context() as mp:
+        parsed = _python_path(path, mp, block_bytes, 0 if split else 1 << 40)
+    _same_reading(parsed, scanned)
+
+
+def test_a_recording_parsed_in_two_halves_is_the_recording_parsed_whole(tmp_path: Path) -> None:
+    # damaged lines in both halves keep their line numbers; events stay in file order; the
+    # second half really is parsed by a child, and a child that fails is replaced by the parent
+    from ckptdiag import forking
+
+    path = tmp_path / "r.jsonl.gz"
+    lines = [json.dumps(_header())]
+    for i in range(400):
+        lines.append(json.dumps(build_sample(status_doc(i), seq=i, wall=1_795_000_000.0 + i, mono=i, rtt_ms=1.0)))
+        if i % 97 == 5:
+            lines += ["damaged {", json.dumps({"type": "event", "kind": "gap", "t": 1.0 * i, "next_seq": i + 1})]
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    children: list[object] = []
+
+    class Spy(forking.Child):  # type: ignore[type-arg]
+        def result(self):  # type: ignore[no-untyped-def]
+            children.append(self)
+            return super().result()
+
+    class Failing(forking.Child):  # type: ignore[type-arg]
+        def __init__(self, fn, *args) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(lambda *_: 1 // 0)
+
+    assert forking.may_fork()
+    with pytest.MonkeyPatch.context() as mp:
+        whole = _python_path(path, mp, 1 << 20, 1 << 40)
+    for child in (Spy, Failing):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(forking, "Child", child)
+            halves = _python_path(path, mp, 4000, 0)
+        _same_reading(halves, whole)
+    assert len(children) == 1
+    assert whole.damaged_lines == 5 and whole.damaged_at == [8, 107, 206, 305, 404]
+    assert [e["next_seq"] for e in whole.events] == [6, 103, 200, 297, 394]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+from functools import partial
+from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag.sanity import is_number
@@ -17,16 +21,17 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     """The samples' figures as float columns, built a run of same-shaped samples at a time.
 
     Samples of one recording nearly always have the same metrics, disks and histogram buckets in
-    the same order: such a run becomes one 2-D array from the values lists (C loops), instead of a
-    dict per row that pandas then takes apart (a day of samples: 1 s -> 0.2 s).
+    the same order: such a run becomes one 2-D array in one pass over its values (C loops),
+    instead of a dict per row that pandas then takes apart (a day of samples: 1 s -> 0.2 s).
     """
     import numpy as np
 
     store = _Columns(len(samples))
     columns = store.data
     for name in _BASE:
-        columns[name] = _floats([s.get(name, 0 if name == "skipped" else None) for s in samples])
-    columns["wt_missing"] = np.array([bool(s.get("wt_missing", False)) for s in samples])
+        columns[name] = _floats(list(map(methodcaller("get", name, 0 if name == "skipped" else None), samples)))
+    missing = map(bool, map(methodcaller("get", "wt_missing", False), samples))
+    columns["wt_missing"] = np.fromiter(missing, dtype=bool, count=len(samples))
     try:
         _fill(samples, store)
     except (TypeError, AttributeError, KeyError, IndexError, ValueError):
@@ -61,42 +66,103 @@ def joined_columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 def _fill(samples: list[dict[str, Any]], store: _Columns) -> None:
     """The metric, disk and histogram columns of ``samples`` into ``store``, a run of
-    same-shaped samples at a time."""
+    same-shaped samples at a time (same metric names in the same order, same devices and
+    widths, same histogram kinds and bucket counts; bucket bounds are checked per run)."""
     from ckptdiag.sources.diskstats import _FIELD_NAMES
 
-    n = len(samples)
     column = store.column
-
-    def shape(s: dict[str, Any]) -> tuple[Any, ...]:
-        disk = s.get("disk")
-        hist = s.get("hist")
-        return (
-            tuple(s.get("m") or ()),
-            tuple((d, len(v)) for d, v in disk.items()) if disk else (),
-            tuple((k, tuple(b[0] for b in v)) for k, v in hist.items()) if hist else (),
-        )
-
+    ms = list(map(methodcaller("get", "m"), samples))
+    disks = list(map(methodcaller("get", "disk"), samples))
+    hists = list(map(methodcaller("get", "hist"), samples))
+    shapes = zip(_names(ms), *_names_and_lengths(disks), *_names_and_lengths(hists), strict=True)
     start = 0
-    while start < n:
-        key = shape(samples[start])
-        end = start + 1
-        while end < n and shape(samples[end]) == key:
-            end += 1
-        run = samples[start:end]
-        metrics, disks, hists = key
+    for (metrics, devices, widths, kinds, buckets), run in itertools.groupby(shapes):
+        end = start + len(list(run))
         if metrics:
-            block = _floats([list(s["m"].values()) for s in run])
+            block = _block(list(map(dict.values, ms[start:end])), len(metrics))
             for j, name in enumerate(metrics):
                 column(name)[start:end] = block[:, j]
-        for dev, width in disks:
-            block = _floats([s["disk"][dev] for s in run])
+        for dev, width in zip(devices, widths, strict=True):
+            block = _block(list(map(itemgetter(dev), disks[start:end])), width)
             for j, name in enumerate(_FIELD_NAMES[:width]):
                 column(f"disk.{dev}.{name}")[start:end] = block[:, j]
-        for kind, bounds in hists:
-            block = _floats([[c for _, c in s["hist"][kind]] for s in run])
-            for j, micros in enumerate(bounds):
-                column(f"hist.{kind}.{micros}")[start:end] = block[:, j]
+        for kind, count in zip(kinds, buckets, strict=True):
+            _fill_histogram(kind, count, hists, start, end, column)
         start = end
+
+
+def _names(mappings: list[Any]) -> list[tuple[Any, ...]]:
+    """The names in each of ``mappings`` (metrics, disks or histograms), in order; () for None."""
+    try:
+        return list(map(tuple, mappings))  # each sample has them: no Python call per sample
+    except TypeError:
+        return [tuple(m) if m else () for m in mappings]
+
+
+def _names_and_lengths(mappings: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, ...]]]:
+    """The names in each of ``mappings`` (disks or histograms) and the lengths of their values
+    (a disk's fields, a histogram's buckets); () for None."""
+    if not any(mappings):  # a recording without histograms: nothing to look at
+        none: list[tuple[Any, ...]] = [()] * len(mappings)
+        return none, none
+    try:
+        lengths = list(map(tuple, map(partial(map, len), map(dict.values, mappings))))
+    except TypeError:
+        lengths = [tuple(map(len, m.values())) if m else () for m in mappings]
+    return _names(mappings), lengths
+
+
+def _block(rows: list[Any], width: int) -> np.ndarray:
+    """Rows of ``width`` values each as a float64 (rows x width) block, in one pass when every
+    value is a number (else as :func:`_floats` reads them)."""
+    import numpy as np
+
+    try:
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype="float64", count=len(rows) * width)
+    except (ValueError, TypeError, OverflowError):
+        return _floats([list(r) for r in rows])
+    return flat.reshape(len(rows), width)
+
+
+def _fill_histogram(
+    kind: str, count: int, hists: list[Any], start: int, end: int, column: Callable[[str], np.ndarray]
+) -> None:
+    """Histogram ``kind``'s bucket counts of samples ``start:end`` (``count`` [bound, count]
+    pairs each) into their columns, which the bounds name. The bounds are the same in every
+    sample of a run nearly always: checked at once, else followed sample by sample."""
+    import numpy as np
+
+    run = list(map(itemgetter(kind), hists[start:end]))
+    try:
+        pairs = np.array(run)
+    except (ValueError, TypeError, OverflowError):  # buckets of different lengths
+        pairs = np.array(())
+    bounds = pairs[:, :, 0] if pairs.shape == (len(run), count, 2) and pairs.dtype.kind in "biuf" else None
+    # numbers only (a string bound names its column as it is spelled), and where the bounds
+    # are floats, none past 2**53 (two ints that one double stands for are two bounds)
+    if (
+        bounds is None
+        or not np.all(bounds == bounds[0])
+        or (bounds.dtype.kind == "f" and not np.all(np.abs(bounds[0]) <= 2**53))
+    ):
+        _fill_histogram_by_sample(kind, run, start, column)
+        return
+    counts = pairs[:, :, 1].astype("float64")
+    for j, bucket in enumerate(run[0]):
+        column(f"hist.{kind}.{bucket[0]}")[start:end] = counts[:, j]
+
+
+def _fill_histogram_by_sample(kind: str, run: list[Any], start: int, column: Callable[[str], np.ndarray]) -> None:
+    """As :func:`_fill_histogram`, the bounds read sample by sample (a run of samples whose
+    bounds are the same is still placed at once)."""
+    bounds = [tuple(b[0] for b in buckets) for buckets in run]
+    at = start
+    for key, same in itertools.groupby(bounds):
+        n = sum(1 for _ in same)
+        block = _floats([[c for _, c in buckets] for buckets in run[at - start : at - start + n]])
+        for j, micros in enumerate(key):
+            column(f"hist.{kind}.{micros}")[at : at + n] = block[:, j]
+        at += n
 
 
 def _tidy(sample: dict[str, Any]) -> dict[str, Any]:

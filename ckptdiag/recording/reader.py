@@ -3,17 +3,19 @@ are counted and skipped, never fatal."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ckptdiag import inflate
+from ckptdiag import forking, inflate
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import check_readable, head, open_maybe_gzip
 
@@ -217,38 +219,110 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
     text, end, truncated, bad_trailer = _decompressed(raw, raw[:2] == b"\x1f\x8b")
     if columns and _jsonl is not None:
         rec = _read_columns(path, text, end, truncated)
-        rec.bad_trailer = bad_trailer
-        return rec
-    lines = ((n, ln) for n, ln in enumerate(_split(text, end), 1) if ln.strip())
-    first = next(lines, None)
-    rec = Recording(str(path), _header(path, first[1] if first else None), truncated=truncated)
+    else:
+        rec = _read_parsed(path, text, end, truncated, columns)
     rec.bad_trailer = bad_trailer
-    parts: list[dict[str, Any]] = []
-    for number, line in lines:
-        obj = _parse(line, rec, number)
-        if obj is not None and obj.get("type") == "sample":
-            rec.samples.append(obj)
-            if columns and len(rec.samples) == COLUMNS_BATCH:
-                # a batch at a time: a day of samples held as dicts at once took 2.3x the memory
-                parts.append(_columns(rec.samples))
-                rec.samples = []
-    if columns:
-        parts.append(_columns(rec.samples))
-        rec.columns, rec.samples = joined_columns(parts), []
     return rec
 
 
-COLUMNS_BATCH = 4096  # samples parsed into dicts before they become columns (without the scanner)
+BLOCK_BYTES = 4 << 20  # text parsed at a time without the scanner (~2,000 lines of a day's recording)
 
 
-def _split(text: bytes, end: int) -> Iterator[bytes]:
-    """The lines of ``text[:end]`` one at a time (a day's text is not copied into a list)."""
-    start = 0
-    while start < end:
-        stop = text.find(b"\n", start, end)
-        stop = end if stop < 0 else stop
-        yield text[start:stop]
-        start = stop + 1
+def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bool) -> Recording:
+    """Every line parsed (no compiled scanner, or a dict per sample asked for). With
+    ``columns``, a long text is parsed in two halves at once, the second by a forked child."""
+    at, number = 0, 1
+    while at < end:  # the header is the first line that is not blank
+        stop = text.find(b"\n", at, end)
+        line = text[at:stop]
+        at, number = stop + 1, number + 1
+        if line.strip():
+            break
+    else:
+        line = b""
+    rec = Recording(str(path), _header(path, line or None), truncated=truncated)
+    with _collector_paused():
+        halves = _parsed_halves(text, at, end, number) if columns else [_parse_lines(text, at, end, number, False)]
+    for half in halves:
+        rec.samples += half.samples
+        rec.events += half.events
+        rec.damaged_lines += half.damaged_lines
+        rec.damaged_at = (rec.damaged_at + half.damaged_at)[:NAMED_DAMAGE]
+    if columns:
+        rec.columns = joined_columns([half.columns for half in halves if half.columns is not None])
+    return rec
+
+
+PARSE_SPLIT = 32 << 20  # text this long is parsed in two halves at once (a forked child: ~20 ms)
+
+
+def _parsed_halves(text: bytes, at: int, end: int, number: int) -> list[Recording]:
+    """The lines of ``text[at:end]`` as columns, in two halves on both cores when the text is
+    long and this process may fork (else in one piece here). A child that fails costs only time:
+    its half is parsed here."""
+    middle = text.find(b"\n", (at + end) // 2, end) + 1
+    if end - at < PARSE_SPLIT or not at < middle < end or not forking.may_fork():
+        return [_parse_lines(text, at, end, number, True)]
+    later_number = number + text.count(b"\n", at, middle)
+    with forking.Child(_parse_lines, text, middle, end, later_number, True) as child:
+        first = _parse_lines(text, at, middle, number, True)
+        second = child.result() or _parse_lines(text, middle, end, later_number, True)
+    return [first, second]
+
+
+def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> Recording:
+    """The lines of ``text[at:end]`` (``at`` a line's start, ``end`` just past a newline, the
+    first line number ``number``), a block of lines at a time: their samples (as dicts, or as
+    columns when ``columns``), events and damage, in a :class:`Recording` without a header.
+    With ``columns`` each block's samples become columns before the next block is parsed (a
+    day of samples held as dicts at once took 2.3x the memory)."""
+    part = Recording("", {})
+    blocks: list[dict[str, np.ndarray]] = []
+    while at < end:
+        stop = text.find(b"\n", min(at + BLOCK_BYTES, end - 1), end)  # end - 1 is a newline
+        lines = text[at:stop].split(b"\n")
+        objs = _parse_block(lines, part, number)
+        part.events += [obj for obj in objs if obj.get("type") == "event"]
+        samples = [obj for obj in objs if obj.get("type") == "sample"]
+        if columns:
+            blocks.append(_columns(samples))
+        else:
+            part.samples += samples
+        at, number = stop + 1, number + len(lines)
+    if columns:
+        part.columns = joined_columns(blocks) if blocks else _columns([])
+    return part
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while lines are parsed: parsed JSON holds no reference
+    cycles, so it would free nothing, but it walks every sample of the block again and again
+    as they are made (a quarter of a second on a day's recording)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _parse_block(lines: list[bytes], rec: Recording, number: int) -> list[dict[str, Any]]:
+    """The objects of ``lines`` (the first is line ``number``): all parsed in one call when each
+    is JSON, else line by line, blank lines skipped and damaged ones counted."""
+    try:
+        parsed = list(map(_loads, lines))
+    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError too
+        parsed = []
+        for n, line in enumerate(lines, number):
+            if not line.strip():
+                continue
+            try:
+                parsed.append(_loads(line))
+            except (ValueError, RecursionError):
+                _damaged(rec, n)
+    return [obj for obj in parsed if type(obj) is dict]
 
 
 def _header(path: Path, line: bytes | None) -> dict[str, Any]:
@@ -278,31 +352,18 @@ def _header(path: Path, line: bytes | None) -> dict[str, Any]:
 NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
 
 
-def _damaged(rec: Recording, number: Callable[[], int]) -> None:
+def _damaged(rec: Recording, number: int | Callable[[], int]) -> None:
     """Count a damaged line (skip it: every other line is still good) and, among the first
-    :data:`NAMED_DAMAGE`, name it by its ``number()`` (worked out only for those named)."""
+    :data:`NAMED_DAMAGE`, name it by its ``number`` (or ``number()``, worked out only for those
+    named)."""
     rec.damaged_lines += 1
     if len(rec.damaged_at) < NAMED_DAMAGE:
-        rec.damaged_at.append(number())
+        rec.damaged_at.append(number if isinstance(number, int) else number())
 
 
 def _line_number(text: bytes, offset: int) -> int:
     """The number of the line that starts at ``offset`` (counted: only for the lines named)."""
     return text.count(b"\n", 0, offset) + 1
-
-
-def _parse(line: bytes, rec: Recording, number: int) -> dict[str, Any] | None:
-    """Line ``number`` as an object; events are kept on ``rec``, damaged lines counted and skipped."""
-    try:
-        obj = _loads(line)
-    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError too
-        _damaged(rec, lambda: number)
-        return None
-    if not isinstance(obj, dict):
-        return None
-    if obj.get("type") == "event":
-        rec.events.append(obj)
-    return obj
 
 
 SCAN_SPLIT = 8 << 20  # a text this long is scanned in two halves at once (the scanner lets go of the GIL)

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ckptdiag.analysis.series import PieceChain, same_row
+from ckptdiag.forking import may_fork
 from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_continuity
 from ckptdiag.sources.ftdc.files import ftdc_files
 from ckptdiag.sources.ftdc.frames import check_read, file_pieces, last_row
@@ -67,23 +68,9 @@ def derive_ftdc(
     files = ftdc_files(paths)
     if jobs is None:
         size = sum(file.stat().st_size for file, _ in files)
-        jobs = workers_for(len(files)) if size >= PARALLEL_BYTES and _may_fork() else 1
+        jobs = workers_for(len(files)) if size >= PARALLEL_BYTES and may_fork() else 1
     windows = _in_workers(files, since_ms, until_ms, jobs) if jobs > 1 and len(files) > 1 else None
     return _joined(files, since_ms, until_ms, windows)
-
-
-def _may_fork() -> bool:
-    """Workers are forked from a process that has its modules loaded: not from a worker itself
-    (a cluster's members are diagnosed in workers already), nor where fork is not offered, nor
-    from a process running other threads (a lock one of them holds would be held forever in
-    the child)."""
-    import threading
-
-    return (
-        multiprocessing.parent_process() is None
-        and "fork" in multiprocessing.get_all_start_methods()
-        and threading.active_count() == 1
-    )
 
 
 def _joined(
