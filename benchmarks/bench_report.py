@@ -11,7 +11,10 @@ a child process, as a user runs it; wall time and peak RSS are the child's own. 
     python benchmarks/bench_report.py [--hours 1,6,24] [--without-kernels]
 
 ``--without-kernels`` runs the report as a machine without the compiled kernels would (the
-numpy FTDC decoder, a JSON parse of every recording line): the fallback's figures.
+numpy FTDC decoder, a JSON parse of every recording line, the second half of a long recording
+parsed by a forked child): the fallback's figures. Peak RSS is the largest process's (the
+child's pages it shares with its parent are counted in both); ``--tree`` runs the report once
+more, polled, for the peak summed PSS of the report and its child (each page counted once).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _measure import run_tree
 from synth import Server
 
 from ckptdiag import catalogue
@@ -76,6 +80,7 @@ def main() -> None:
     parser.add_argument("--hours", default="1,6,24")
     parser.add_argument("--write", nargs=2, metavar=("PATH", "HOURS"), help=argparse.SUPPRESS)
     parser.add_argument("--without-kernels", action="store_true")
+    parser.add_argument("--tree", action="store_true", help="also the peak summed PSS of the report's processes")
     args = parser.parse_args()
     # the kernels made unimportable in the child: every caller takes its Python path
     run = [sys.executable, "-c", WITHOUT_KERNELS] if args.without_kernels else [sys.executable, "-m", "ckptdiag"]
@@ -101,6 +106,11 @@ def main() -> None:
             if os.waitstatus_to_exitcode(status) != 0:
                 sys.exit(proc.stderr.read() if proc.stderr else "report failed")
             doc = json.loads(out.read_text())
+            tree = {}
+            if args.tree:
+                out.unlink()
+                figures = run_tree([*run, "report", str(rec), "-o", str(out), "--fail-on", "never"])
+                tree = {"peak_pss_tree_mb": figures["peak_pss_mb"]}
             print(
                 json.dumps(
                     {
@@ -112,6 +122,7 @@ def main() -> None:
                         "seconds": round(wall, 2),
                         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
                         "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                        **tree,
                         "checkpoints": doc["checkpoints"]["count"],
                         "severity": doc["verdict"]["severity"],
                     }

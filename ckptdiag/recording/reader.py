@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import struct
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ckptdiag import forking, inflate
+from ckptdiag import forking
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import check_readable, head, open_maybe_gzip
 
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 from ckptdiag.recording.columns import _Columns, _columns, _frame, checked, joined_columns, seq_of
+from ckptdiag.recording.gzipped import text_of
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION
 
 
@@ -86,90 +86,6 @@ class Recording:
         return out
 
 
-def _decompressed(raw: bytes, gz: bool) -> tuple[bytes, int, bool, bool]:
-    """The text, where its last complete line ends, whether it was cut short (or damaged inside),
-    and whether a gzip trailer (CRC, length) was wrong. Members are inflated raw and their
-    trailers checked here, so a bad trailer costs no line (zcat keeps them all too)."""
-    truncated = bad_trailer = False
-    if gz:
-        pieces: list[bytes] = []
-        data = raw
-        while data:
-            member = _gzip_member(data)
-            if member is None:  # not a gzip header: trailing garbage
-                truncated = True
-                break
-            text, data, trailer_ok, complete = member
-            pieces.append(text)
-            bad_trailer |= not trailer_ok
-            if not complete:
-                truncated = True  # still being written, or the writer died: keep what inflated
-                break
-        # one member (the usual case) is used as it is: a day inflates to ~150 MB, not worth a copy
-        text = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-    else:
-        text = raw
-    end = text.rfind(b"\n") + 1
-    if text[end:].strip():
-        truncated = True  # a torn final line: the writer stopped mid-line
-    return text, end, truncated, bad_trailer
-
-
-def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
-    """One gzip member at the start of ``data`` -> (its text, what follows it, trailer matches,
-    member complete), or None when the header is not gzip's. The deflate data is inflated raw in
-    one call; where it is damaged inside, again a block at a time to keep what came before."""
-    at = _gzip_header_end(data)
-    if at is None:
-        return None
-    inflater = inflate.decompressobj(wbits=-15)
-    try:
-        text = inflater.decompress(memoryview(data)[at:])
-    except inflate.ERRORS:
-        return _salvage(memoryview(data)[at:]), b"", True, False
-    rest = inflater.unused_data
-    if not inflater.eof or len(rest) < 8:
-        return text, b"", True, False  # still being written, or the trailer was cut off
-    crc, size = struct.unpack("<II", rest[:8])
-    ok = crc == inflate.crc32(text) and size == len(text) & 0xFFFFFFFF
-    return text, rest[8:], ok, True
-
-
-def _salvage(deflated: memoryview) -> bytes:
-    """The text of a deflate stream damaged inside, up to the damage: inflated a block at a time,
-    every block before the one that fails is kept."""
-    inflater = inflate.decompressobj(wbits=-15)
-    pieces: list[bytes] = []
-    block = 1 << 16
-    try:
-        for i in range(0, len(deflated), block):
-            pieces.append(inflater.decompress(deflated[i : i + block]))
-    except inflate.ERRORS:
-        pass  # the damage: everything before it is in pieces
-    return b"".join(pieces)
-
-
-def _gzip_header_end(data: bytes) -> int | None:
-    """Where a gzip member's deflate data starts (RFC 1952: 10 fixed bytes, then the optional
-    extra field, name, comment and header CRC its flags announce), or None if it is not gzip."""
-    if len(data) < 10 or data[:3] != b"\x1f\x8b\x08":
-        return None
-    flags, at = data[3], 10
-    if flags & 4:  # FEXTRA
-        if len(data) < at + 2:
-            return None
-        at += 2 + int.from_bytes(data[at : at + 2], "little")
-    for bit in (8, 16):  # FNAME, FCOMMENT: NUL-terminated
-        if flags & bit:
-            nul = data.find(b"\x00", at)
-            if nul < 0:
-                return None
-            at = nul + 1
-    if flags & 2:  # FHCRC
-        at += 2
-    return at if at <= len(data) else None
-
-
 def read_header(path: Path) -> dict[str, Any]:
     """The header of a recording (its first line, read alone: a day's file is not inflated for it)."""
     try:
@@ -216,7 +132,7 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
         raise InputError(
             f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
         )
-    text, end, truncated, bad_trailer = _decompressed(raw, raw[:2] == b"\x1f\x8b")
+    text, end, truncated, bad_trailer = text_of(raw)
     if columns and _jsonl is not None:
         rec = _read_columns(path, text, end, truncated)
     else:
