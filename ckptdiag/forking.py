@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import struct
 import sys
 from collections.abc import Callable
 from types import TracebackType
@@ -17,13 +18,15 @@ T = TypeVar("T")
 
 
 def may_fork() -> bool:
-    """Whether this process may fork workers: not a worker itself (a cluster's members are
-    diagnosed in workers already), where fork is offered, and running no other thread (a lock
-    one of them holds would be held forever in the child)."""
+    """Whether this process may fork workers: not when $CKPTDIAG_JOBS is 1 (one process asked
+    for), not a worker itself (a cluster's members are diagnosed in workers already), where
+    fork is offered, and running no other thread (a lock one of them holds would be held
+    forever in the child)."""
     import threading
 
     return (
-        multiprocessing.parent_process() is None
+        os.environ.get("CKPTDIAG_JOBS", "").strip() != "1"
+        and multiprocessing.parent_process() is None
         and "fork" in multiprocessing.get_all_start_methods()
         and threading.active_count() == 1
     )
@@ -49,15 +52,35 @@ class Child(Generic[T]):
 
     def result(self) -> T | None:
         """The child's result, once it has finished; None when it failed."""
-        data = self._pipe.read()  # interrupted: __exit__ kills the child rather than wait for it
+        try:  # interrupted: __exit__ kills the child rather than wait for it
+            head, buffers = self._read_parts()
+        except (EOFError, struct.error, MemoryError):
+            head, buffers = None, []
         status = self._reap()
-        if status != 0 or not data:
+        if status != 0 or head is None:
             return None
         try:
-            value: T = pickle.loads(data)
+            value: T = pickle.loads(head, buffers=buffers)
         except Exception:  # noqa: BLE001 - a torn result is a failed child: the caller does the work
             return None
         return value
+
+    def _read_parts(self) -> tuple[bytearray, list[bytearray]]:
+        """The pickle and its out-of-band buffers (an array's data read straight into the
+        memory the array is rebuilt on: no copy of a day's columns held twice)."""
+        (count,) = struct.unpack("<Q", self._read(8))
+        sizes = struct.unpack(f"<{count + 1}Q", self._read(8 * (count + 1)))
+        return self._read(sizes[0]), [self._read(size) for size in sizes[1:]]
+
+    def _read(self, size: int) -> bytearray:
+        buffer = bytearray(size)
+        view, got = memoryview(buffer), 0
+        while got < size:
+            n = self._pipe.readinto(view[got:])
+            if not n:
+                raise EOFError
+            got += n
+        return buffer
 
     def _reap(self) -> int | None:
         """Wait for the child (once) -> its exit code."""
@@ -79,13 +102,22 @@ class Child(Generic[T]):
 
 
 def _run_child(write_end: int, fn: Callable[..., object], args: tuple[object, ...]) -> None:
-    """In the child: run ``fn``, write its pickled result, and leave at once (exit code 0 only
-    when the whole result was written)."""
+    """In the child: run ``fn``, write its pickled result (arrays' data out of band, not
+    copied into the pickle), and leave at once (exit code 0 only when all of it was written)."""
     code = 1
     try:
-        data = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
+        value = fn(*args)
+        buffers: list[pickle.PickleBuffer] = []
+        try:
+            head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+            parts = [memoryview(head), *(buffer.raw() for buffer in buffers)]
+        except BufferError:  # a buffer that is not contiguous: in the pickle after all
+            parts = [memoryview(pickle.dumps(value, protocol=5))]
+        sizes = [len(part) for part in parts]  # raw() views are bytes: lengths in bytes
         with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(data)
+            pipe.write(struct.pack(f"<Q{len(parts)}Q", len(parts) - 1, *sizes))
+            for part in parts:
+                pipe.write(part)
         code = 0
     except BaseException:  # noqa: BLE001 - any failure: the parent sees a failed child and does the work
         pass

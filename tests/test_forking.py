@@ -22,6 +22,25 @@ def test_a_child_returns_its_result_computed_on_what_it_inherited() -> None:
         assert child.result() == sum(data[1000:])
 
 
+def _arrays() -> dict[str, object]:
+    import numpy as np
+
+    column = np.arange(100_000, dtype=np.float64)
+    return {"column": column, "every_other": column[::2], "flags": column > 5}
+
+
+def test_arrays_come_back_whole_and_writable_contiguous_or_not() -> None:
+    import numpy as np
+
+    with forking.Child(_arrays) as child:
+        got = child.result()
+    assert got is not None
+    column = np.arange(100_000, dtype=np.float64)
+    assert np.array_equal(got["column"], column) and np.array_equal(got["every_other"], column[::2])
+    assert np.array_equal(got["flags"], column > 5)
+    got["column"][0] = -1.0  # a recording's columns are cleaned in place afterwards
+
+
 def _fails() -> None:
     raise RuntimeError("boom")
 
@@ -49,6 +68,11 @@ def test_leaving_early_kills_the_child_and_reaps_it() -> None:
     assert pid is not None
     with pytest.raises(ChildProcessError):  # reaped: no zombie left behind
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_no_fork_when_one_process_is_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CKPTDIAG_JOBS", "1")
+    assert not forking.may_fork()
 
 
 def test_no_fork_while_another_thread_runs() -> None:
