@@ -4,7 +4,6 @@ function's result from a child that inherits its arguments (a day's text is not 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import pickle
 import signal
@@ -22,6 +21,7 @@ def may_fork() -> bool:
     for), not a worker itself (a cluster's members are diagnosed in workers already), where
     fork is offered, and running no other thread (a lock one of them holds would be held
     forever in the child)."""
+    import multiprocessing  # here: a report that never forks does not pay for its import
     import threading
 
     return (
@@ -43,6 +43,7 @@ class Child(Generic[T]):
         sys.stdout.flush()  # a buffered line would otherwise be written by both processes
         sys.stderr.flush()
         read_end, write_end = os.pipe()
+        _widen(write_end)
         self._pid: int | None = os.fork()
         if self._pid == 0:  # the child: never returns
             os.close(read_end)
@@ -99,6 +100,17 @@ class Child(Generic[T]):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
             self._reap()
+
+
+def _widen(pipe: int) -> None:
+    """A pipe of 1 MB where the OS allows it (Linux): a day's columns cross in ~30 writes
+    instead of ~500 of 64 KB, each a switch between the two processes (~50 ms saved)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # another OS, or a lower limit: the default pipe
+        pass
 
 
 def _run_child(write_end: int, fn: Callable[..., object], args: tuple[object, ...]) -> None:

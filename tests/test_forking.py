@@ -6,6 +6,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,61 @@ def test_no_fork_while_another_thread_runs() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+# `ckptdiag report` as a machine without the compiled scanner runs it, every recording read in
+# two halves, the child's half slowed down: a signal always finds the child at work
+_SLOW_CHILD = """
+import os, sys, time, runpy
+sys.modules["ckptdiag._jsonl"] = None
+from ckptdiag.recording import reader
+reader.PARSE_SPLIT = 0
+parent, parse, pid_file = os.getpid(), reader._parse_lines, sys.argv.pop(1)
+def slow(*args):
+    if os.getpid() != parent:
+        print(os.getpid(), file=open(pid_file, "w"), flush=True)
+        time.sleep(60)
+    return parse(*args)
+reader._parse_lines = slow
+runpy.run_module("ckptdiag", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_report_stopped_while_its_child_parses_leaves_no_child(tmp_path: Path, how: str) -> None:
+    import subprocess
+    import sys
+
+    from fakes import status_doc
+
+    from ckptdiag.recording import RecordingWriter, build_sample, header
+
+    rec = tmp_path / "r.jsonl"
+    writer = RecordingWriter(rec)
+    writer.write(header(source={"kind": "serverStatus"}, server={}, options={}, disks={}, created=1.8e9), 0.0)
+    for i in range(50):
+        writer.write(build_sample(status_doc(i), seq=i, wall=1.8e9 + i, mono=i, rtt_ms=1.0), float(i))
+    writer.close()
+    pid_file = tmp_path / "child.pid"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_CHILD, str(pid_file), "report", str(rec), "-o", str(tmp_path / "r.json")],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: Ctrl-C reaches the parent and the child
+    )
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    if how == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)  # the parent only, as a service manager stops it
+    else:
+        os.killpg(proc.pid, signal.SIGINT)  # the whole foreground group, as a terminal does
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == (143 if how == "SIGTERM" else 130), stderr
+    said = [line for line in stderr.splitlines() if line.strip() and "note: compiled kernels" not in line]
+    assert len(said) == 1, stderr  # one line, no trace from either process
+    assert said[0].startswith("ckptdiag: stopped by SIGTERM" if how == "SIGTERM" else "ckptdiag: interrupted")
+    with pytest.raises(ProcessLookupError):  # killed and reaped by the parent, not orphaned
+        os.kill(child, 0)
+    assert not (tmp_path / "r.json").exists()

@@ -141,7 +141,7 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
     return rec
 
 
-BLOCK_BYTES = 4 << 20  # text parsed at a time without the scanner (~2,000 lines of a day's recording)
+BLOCK_BYTES = 512 << 10  # text parsed at a time without the scanner (~250 lines: their objects stay in cache)
 
 
 def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bool) -> Recording:
@@ -158,21 +158,25 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
         line = b""
     rec = Recording(str(path), _header(path, line or None), truncated=truncated)
     with _collector_paused():
-        halves = _parsed_halves(text, at, end, number) if columns else [_parse_lines(text, at, end, number, False)]
-    for half in halves:
-        rec.samples += half.samples
-        rec.events += half.events
-        rec.damaged_lines += half.damaged_lines
-        rec.damaged_at = (rec.damaged_at + half.damaged_at)[:NAMED_DAMAGE]
-    if columns:
-        rec.columns = joined_columns([half.columns for half in halves if half.columns is not None])
+        parts = _parsed_halves(text, at, end, number) if columns else [_parse_lines(text, at, end, number, False)]
+    blocks: list[dict[str, np.ndarray]] = []
+    for part, part_blocks in parts:
+        rec.samples += part.samples
+        rec.events += part.events
+        rec.damaged_lines += part.damaged_lines
+        rec.damaged_at = (rec.damaged_at + part.damaged_at)[:NAMED_DAMAGE]
+        blocks += part_blocks
+    if columns:  # one join of every block: each column copied once
+        rec.columns = joined_columns(blocks) if blocks else _columns([])
     return rec
 
 
 PARSE_SPLIT = 32 << 20  # text this long is parsed in two halves at once (a forked child: ~20 ms)
 
+_Parsed = tuple[Recording, list[dict[str, "np.ndarray"]]]  # samples, events, damage; columns a block
 
-def _parsed_halves(text: bytes, at: int, end: int, number: int) -> list[Recording]:
+
+def _parsed_halves(text: bytes, at: int, end: int, number: int) -> list[_Parsed]:
     """The lines of ``text[at:end]`` as columns, in two halves on both cores when the text is
     long and this process may fork (else in one piece here). A child that fails costs only time:
     its half is parsed here."""
@@ -180,18 +184,25 @@ def _parsed_halves(text: bytes, at: int, end: int, number: int) -> list[Recordin
     if end - at < PARSE_SPLIT or not at < middle < end or not forking.may_fork():
         return [_parse_lines(text, at, end, number, True)]
     later_number = number + text.count(b"\n", at, middle)
-    with forking.Child(_parse_lines, text, middle, end, later_number, True) as child:
+    with forking.Child(_parsed_joined, text, middle, end, later_number) as child:
         first = _parse_lines(text, at, middle, number, True)
         second = child.result() or _parse_lines(text, middle, end, later_number, True)
     return [first, second]
 
 
-def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> Recording:
+def _parsed_joined(text: bytes, at: int, end: int, number: int) -> _Parsed:
+    """As :func:`_parse_lines` with columns, the blocks' columns joined into one: what a child
+    sends back (a few large arrays, not thousands of small ones)."""
+    part, blocks = _parse_lines(text, at, end, number, True)
+    return part, [joined_columns(blocks)] if blocks else []
+
+
+def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> _Parsed:
     """The lines of ``text[at:end]`` (``at`` a line's start, ``end`` just past a newline, the
-    first line number ``number``), a block of lines at a time: their samples (as dicts, or as
-    columns when ``columns``), events and damage, in a :class:`Recording` without a header.
-    With ``columns`` each block's samples become columns before the next block is parsed (a
-    day of samples held as dicts at once took 2.3x the memory)."""
+    first line number ``number``), a block of lines at a time: their samples as dicts (unless
+    ``columns``), events and damage in a :class:`Recording` without a header, and with
+    ``columns`` each block's samples as columns, made before the next block is parsed (a day
+    of samples held as dicts at once took 2.3x the memory)."""
     part = Recording("", {})
     blocks: list[dict[str, np.ndarray]] = []
     while at < end:
@@ -205,9 +216,7 @@ def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> 
         else:
             part.samples += samples
         at, number = stop + 1, number + len(lines)
-    if columns:
-        part.columns = joined_columns(blocks) if blocks else _columns([])
-    return part
+    return part, blocks
 
 
 @contextmanager
