@@ -8,7 +8,6 @@ import os
 import pickle
 import signal
 import struct
-import sys
 from collections.abc import Callable
 from types import TracebackType
 from typing import Generic, TypeVar
@@ -40,8 +39,6 @@ class Child(Generic[T]):
     and every child is reaped."""
 
     def __init__(self, fn: Callable[..., T], *args: object) -> None:
-        sys.stdout.flush()  # a buffered line would otherwise be written by both processes
-        sys.stderr.flush()
         read_end, write_end = os.pipe()
         _widen(write_end)
         self._pid: int | None = os.fork()
@@ -134,4 +131,4 @@ def _run_child(write_end: int, fn: Callable[..., object], args: tuple[object, ..
     except BaseException:  # noqa: BLE001 - any failure: the parent sees a failed child and does the work
         pass
     finally:
-        os._exit(code)
+        os._exit(code)  # no exit handler runs, and the parent's buffered output it inherited is never written

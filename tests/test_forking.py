@@ -144,3 +144,12 @@ def test_a_report_stopped_while_its_child_parses_leaves_no_child(tmp_path: Path,
     with pytest.raises(ProcessLookupError):  # killed and reaped by the parent, not orphaned
         os.kill(child, 0)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_output_buffered_before_the_fork_is_written_once() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; from ckptdiag import forking\nsys.stdout.write('once;')\nwith forking.Child(int, '7') as c: print(c.result())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout == "once;7\n"
