@@ -150,6 +150,10 @@ def test_output_buffered_before_the_fork_is_written_once() -> None:
     import subprocess
     import sys
 
-    code = "import sys; from ckptdiag import forking\nsys.stdout.write('once;')\nwith forking.Child(int, '7') as c: print(c.result())"
+    code = (
+        "import sys; from ckptdiag import forking\n"
+        "sys.stdout.write('once;')\n"  # buffered (a pipe), not yet written when the child is forked
+        "with forking.Child(int, '7') as c: print(c.result())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout == "once;7\n"
