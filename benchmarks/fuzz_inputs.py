@@ -11,7 +11,9 @@ Four families, each case run in this process under a watchdog (a case that takes
 * FTDC files: a synthetic mongod FTDC file (and the largest real one under ../shared/data, when
   there) with 1-8 random bytes changed, read in full;
 * recordings: a synthetic recording, gzip and plain, with random bytes changed or lines
-  replaced by random text, read and diagnosed end to end;
+  replaced by random text, read and diagnosed end to end, and read by the compiled scanner and
+  by the Python path (split in two halves, the second by a forked child): any difference in the
+  frame, events or damage is a disagreement;
 * redaction: random passwords in URIs, escaped or not; random secrets in argv and config strings.
 
 A case ends in a result, or in a named error (ckptdiag's own, or the ValueError a damaged chunk
@@ -167,9 +169,33 @@ def recording_case(rng: np.random.Generator, good: bytes, gz: bool, path: Path) 
             diagnose_window((path,), None, None)
         except CkptdiagError:
             return "named_error"
-        return "ok"
+        return "ok" if _readers_agree(path) else "disagree"
 
     return case
+
+
+def _readers_agree(path: Path) -> bool:
+    """The compiled scanner and the Python path (its second half parsed by a forked child) read
+    ``path`` alike: the same frame, events, damage and truncation (True without the scanner)."""
+    from ckptdiag.recording import reader
+
+    if reader._jsonl is None:
+        return True
+    scanned = reader.read_recording(path, columns=True)
+    saved = reader._jsonl, reader.PARSE_SPLIT
+    reader._jsonl, reader.PARSE_SPLIT = None, 0
+    try:
+        parsed = reader.read_recording(path, columns=True)
+    finally:
+        reader._jsonl, reader.PARSE_SPLIT = saved
+    a, b = scanned.to_frame(), parsed.to_frame()
+    same = (scanned.events, scanned.damaged_lines, scanned.damaged_at, scanned.truncated) == (
+        parsed.events,
+        parsed.damaged_lines,
+        parsed.damaged_at,
+        parsed.truncated,
+    )
+    return same and sorted(a.columns) == sorted(b.columns) and a.equals(b[a.columns])
 
 
 def redaction_case(rng: np.random.Generator) -> Callable[[], str]:

@@ -73,6 +73,32 @@ def test_non_finite_and_absurd_values_are_rejected_one_by_one(tmp_path: Path, li
     assert notes[0] in report.dx.evidence
 
 
+@pytest.mark.parametrize("scanner", [True, False])
+def test_a_number_beyond_a_double_loses_one_value_not_the_samples_like_it(
+    tmp_path: Path, lines: list[dict[str, Any]], scanner: bool
+) -> None:
+    # the first sample is the one every sample of its shape is named from: a 1e400 there (and a
+    # 400-digit integer further on) is one value rejected each, not every sample of the shape
+    # lost as damaged lines; a JSON parser that refuses the number must not decide it
+    from ckptdiag.recording import reader
+
+    objs = _copy(lines)
+    raw = {}
+    for i, name, spelling in ((1, "ckpt.count", "1e400"), (200, "ops.query", "-" + "9" * 400)):
+        value = f'"{name}":{json.dumps(objs[i]["m"][name])}'
+        raw[i] = json.dumps(objs[i], separators=(",", ":")).replace(value, f'"{name}":{spelling}')
+        assert spelling in raw[i]
+    path = _write(tmp_path / "huge.jsonl", objs, raw_lines=raw)
+    with pytest.MonkeyPatch.context() as mp:
+        if not scanner:
+            mp.setattr(reader, "_jsonl", None)
+        rec = read_recording(path, columns=True)
+    frame = rec.to_frame()
+    assert (rec.sample_count, rec.damaged_lines, rec.rejected_values) == (len(objs) - 1, 0, 2)
+    assert np.isnan(frame["ckpt.count"].iloc[0]) and np.isnan(frame["ops.query"].iloc[199])
+    assert len(diagnose_window((path,), None, None).dx.episodes) == GOOD_CHECKPOINTS
+
+
 def test_impossible_times_are_dropped_and_out_of_order_samples_sorted(
     tmp_path: Path, lines: list[dict[str, Any]]
 ) -> None:

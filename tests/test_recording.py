@@ -394,24 +394,30 @@ def _same_reading(a, b) -> None:  # type: ignore[no-untyped-def]
     pd.testing.assert_frame_equal(fa, fb[fa.columns])
 
 
+# numbers beyond a double's range (damage: never written) stand in a line as a marker first
+_HUGE = 7.77e77
+_HUGE_SPELLINGS = ["1e400", "-1e400", "9" * 400, "-" + "9" * 400]
 _number = st.one_of(
     st.integers(-(2**62), 2**62),
     st.floats(allow_nan=False, allow_infinity=False, width=64),
     st.none(),
     st.booleans(),
+    st.just(_HUGE),
 )
 
 
 @st.composite
 def _recording_lines(draw: st.DrawFn) -> list[str]:
     """Lines a recording may hold: samples whose metrics, disks and histograms change shape
-    (names, order, bucket bounds), values of every JSON kind a counter can be, events, blank
-    and damaged lines; written compact or with spaces."""
+    (names, order, bucket bounds), values of every JSON kind a counter can be and numbers
+    beyond a double's range, events, blank and damaged lines (at times more than are named);
+    written compact or with spaces."""
     keys = ["ckpt.count", "ops.insert", "cache.dirty_bytes", "a.b"]
     compact = draw(st.booleans())
+    damage = draw(st.sampled_from([1, 6]))  # now and then more damaged lines than are named
     lines = [json.dumps(_header())]
-    for i in range(draw(st.integers(0, 40))):
-        kind = draw(st.sampled_from(["sample"] * 6 + ["event", "blank", "damaged"]))
+    for i in range(draw(st.integers(0, 60))):
+        kind = draw(st.sampled_from(["sample"] * 6 + ["event", "blank"] + ["damaged"] * damage))
         if kind == "sample":
             names = draw(st.permutations(keys).map(lambda p: p[: draw(st.integers(0, len(keys)))]))
             sample: dict[str, object] = {"type": "sample", "seq": i, "t": 1_795_000_000.0 + i, "mono": 0.5 * i}
@@ -427,7 +433,8 @@ def _recording_lines(draw: st.DrawFn) -> list[str]:
             if draw(st.booleans()):
                 bounds = draw(st.sampled_from([[0, 2, 1024], [0, 4, 1024], [0, 2], [128]]))
                 sample["hist"] = {"writes": [[b, draw(st.integers(0, 99))] for b in bounds]}
-            lines.append(json.dumps(sample, separators=(",", ":") if compact else None))
+            line = json.dumps(sample, separators=(",", ":") if compact else None)
+            lines.append(line.replace(json.dumps(_HUGE), draw(st.sampled_from(_HUGE_SPELLINGS))))
         elif kind == "event":
             lines.append(json.dumps({"type": "event", "kind": "gap", "t": 1_795_000_000.0 + i, "next_seq": i + 1}))
         elif kind == "blank":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from functools import partial
 from operator import itemgetter, methodcaller
@@ -191,8 +192,8 @@ def _tidy(sample: dict[str, Any]) -> dict[str, Any]:
 
 def _floats(rows: list[Any]) -> np.ndarray:
     """Values (a list, or a list of equal-length lists) as float64, at C speed when they are all
-    numbers; otherwise one at a time, anything not a number (a string, a list, a bool) NaN.
-    Impossible numbers are left to :func:`checked`, which counts what it rejects."""
+    numbers; otherwise one at a time, a bool 0 or 1, anything else not a number (a string, a
+    list) NaN. Impossible numbers are left to :func:`checked`, which counts what it rejects."""
     import numpy as np
 
     try:
@@ -201,12 +202,9 @@ def _floats(rows: list[Any]) -> np.ndarray:
         pass
 
     def number(v: Any) -> float:
-        if not is_number(v):
-            return float("nan")
-        try:
+        if isinstance(v, bool):  # 0 or 1, as the one-pass conversion and the scanner read it
             return float(v)
-        except OverflowError:  # an int beyond float's range: as infinite, then rejected
-            return float("inf")
+        return _as_float(v) if is_number(v) else float("nan")
 
     if rows and isinstance(rows[0], list):
         width = len(rows[0])
@@ -214,6 +212,15 @@ def _floats(rows: list[Any]) -> np.ndarray:
             [[number(v) for v in r] if isinstance(r, list) and len(r) == width else [np.nan] * width for r in rows]
         )
     return np.array([number(v) for v in rows], dtype="float64")
+
+
+def _as_float(value: Any) -> float:
+    """A parsed number as a float: an int beyond a double's range (damage) as infinite, with
+    its sign, then rejected and counted by :func:`checked`."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def checked(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tuple[int, int, int]]:
@@ -300,7 +307,7 @@ class _Columns:
                 return False
             # histogram bounds name their columns: every line of the shape must have the same ones
             for j, (path, value) in enumerate(numbers):
-                if path[:1] == ("hist",) and path[-1] == 0 and not np.all(block[:, j] == value):
+                if path[:1] == ("hist",) and path[-1] == 0 and not np.all(block[:, j] == _as_float(value)):
                     return False
         self.data["wt_missing"][rows] = bool(obj.get("wt_missing", False))
         j = 0
@@ -312,7 +319,7 @@ class _Columns:
                 if is_number and block is not None:
                     target[rows] = block[:, j]
                 else:
-                    target[rows] = np.nan if value is None else float(value)
+                    target[rows] = np.nan if value is None else _as_float(value)
             j += is_number
         return True
 

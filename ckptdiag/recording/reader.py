@@ -7,10 +7,9 @@ import gc
 import itertools
 import json
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +107,22 @@ try:  # a day of samples is 86,400 lines: orjson parses them ~4x faster than jso
     from orjson import loads as _loads
 except ImportError:  # pragma: no cover - orjson is a dependency; json is the same, slower
     _loads = json.loads  # type: ignore[assignment]
+
+
+def _parse_line(line: bytes) -> Any:
+    """One line as JSON. A number beyond a double's range (1e400: damage, never written) makes
+    orjson refuse the whole line; the standard library reads it as infinite instead, a value
+    rejected and counted later, not a sample lost (the scanner reads it so too). NaN and
+    Infinity, which are not JSON, stay refused."""
+    try:
+        return _loads(line)
+    except ValueError:
+        return json.loads(line, parse_constant=_not_json)
+
+
+def _not_json(constant: str) -> float:
+    raise ValueError(f"{constant} is not JSON")
+
 
 try:  # the compiled scanner (setup.py); without it every line is parsed (same results, slower)
     from ckptdiag import _jsonl as _jsonl
@@ -244,7 +259,7 @@ def _parse_block(lines: list[bytes], rec: Recording, number: int) -> list[dict[s
             if not line.strip():
                 continue
             try:
-                parsed.append(_loads(line))
+                parsed.append(_parse_line(line))
             except (ValueError, RecursionError):
                 _damaged(rec, n)
     return [obj for obj in parsed if type(obj) is dict]
@@ -277,13 +292,12 @@ def _header(path: Path, line: bytes | None) -> dict[str, Any]:
 NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
 
 
-def _damaged(rec: Recording, number: int | Callable[[], int]) -> None:
+def _damaged(rec: Recording, number: int) -> None:
     """Count a damaged line (skip it: every other line is still good) and, among the first
-    :data:`NAMED_DAMAGE`, name it by its ``number`` (or ``number()``, worked out only for those
-    named)."""
+    :data:`NAMED_DAMAGE`, name it by its ``number``."""
     rec.damaged_lines += 1
     if len(rec.damaged_at) < NAMED_DAMAGE:
-        rec.damaged_at.append(number if isinstance(number, int) else number())
+        rec.damaged_at.append(number)
 
 
 def _line_number(text: bytes, offset: int) -> int:
@@ -382,13 +396,13 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
     kinds = np.zeros(len(lines), dtype=np.int8)  # 1: sample
     sample_shapes: list[tuple[np.ndarray, dict[str, Any]]] = []
     events: list[tuple[int, dict[str, Any]]] = []
+    damaged: list[np.ndarray] = []  # where the lines that are not JSON start, a shape at a time
     for members in _groups(keys):
         start, stop = lines[members[0], 0], lines[members[0], 1]
         try:
-            obj = _loads(text[start:stop])
+            obj = _parse_line(text[start:stop])
         except (ValueError, RecursionError):
-            for i in members:  # same shape, same fate: none of them is JSON
-                _damaged(rec, partial(_line_number, text, int(lines[i, 0])))
+            damaged.append(lines[members, 0])  # same shape, same fate: none of them is JSON
             continue
         if not isinstance(obj, dict):
             continue
@@ -396,7 +410,7 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
             kinds[members] = 1
             sample_shapes.append((members, obj))
         elif obj.get("type") == "event":
-            events += [(i, _loads(text[lines[i, 0] : lines[i, 1]])) for i in members]  # few: each
+            events += [(i, _parse_line(text[lines[i, 0] : lines[i, 1]])) for i in members]  # few: each
     rows_of = np.cumsum(kinds) - 1
     cols = _Columns(int(kinds.sum()))
     for members, obj in sample_shapes:
@@ -410,8 +424,11 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
             block = values[lines[idx, 4][:, None] + np.arange(count)]
         if block is None or not cols.place(rows, obj, block):
             for i, row in zip(members, rows.tolist(), strict=True):  # parse them one by one
-                cols.place(np.asarray([row]), _loads(text[lines[i, 0] : lines[i, 1]]), None)
+                cols.place(np.asarray([row]), _parse_line(text[lines[i, 0] : lines[i, 1]]), None)
     rec.columns = cols.data
-    rec.damaged_at.sort()
+    if damaged:  # counted, and the first in the file named (shapes come in no order of lines)
+        starts = np.sort(np.concatenate(damaged))
+        rec.damaged_lines = int(starts.size)
+        rec.damaged_at = [_line_number(text, int(at)) for at in starts[:NAMED_DAMAGE]]
     rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
     return rec
