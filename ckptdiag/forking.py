@@ -4,6 +4,7 @@ function's result from a child that inherits its arguments (a day's text is not 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pickle
 import signal
@@ -39,9 +40,16 @@ class Child(Generic[T]):
     and every child is reaped."""
 
     def __init__(self, fn: Callable[..., T], *args: object) -> None:
+        self._pid: int | None = None
+        self._pipe: io.BufferedReader | None = None
         read_end, write_end = os.pipe()
         _widen(write_end)
-        self._pid: int | None = os.fork()
+        try:
+            self._pid = os.fork()
+        except OSError:  # no process to be had (memory, a limit on processes): no child
+            os.close(read_end)
+            os.close(write_end)
+            return
         if self._pid == 0:  # the child: never returns
             os.close(read_end)
             _run_child(write_end, fn, args)
@@ -49,9 +57,11 @@ class Child(Generic[T]):
         self._pipe = os.fdopen(read_end, "rb")
 
     def result(self) -> T | None:
-        """The child's result, once it has finished; None when it failed."""
+        """The child's result, once it has finished; None when it failed (or none was forked)."""
+        if self._pipe is None:
+            return None
         try:  # interrupted: __exit__ kills the child rather than wait for it
-            head, buffers = self._read_parts()
+            head, buffers = _read_parts(self._pipe)
         except (EOFError, struct.error, MemoryError):
             head, buffers = None, []
         status = self._reap()
@@ -63,26 +73,10 @@ class Child(Generic[T]):
             return None
         return value
 
-    def _read_parts(self) -> tuple[bytearray, list[bytearray]]:
-        """The pickle and its out-of-band buffers (an array's data read straight into the
-        memory the array is rebuilt on: no copy of a day's columns held twice)."""
-        (count,) = struct.unpack("<Q", self._read(8))
-        sizes = struct.unpack(f"<{count + 1}Q", self._read(8 * (count + 1)))
-        return self._read(sizes[0]), [self._read(size) for size in sizes[1:]]
-
-    def _read(self, size: int) -> bytearray:
-        buffer = bytearray(size)
-        view, got = memoryview(buffer), 0
-        while got < size:
-            n = self._pipe.readinto(view[got:])
-            if not n:
-                raise EOFError
-            got += n
-        return buffer
-
     def _reap(self) -> int | None:
         """Wait for the child (once) -> its exit code."""
-        self._pipe.close()
+        if self._pipe is not None:
+            self._pipe.close()
         pid, self._pid = self._pid, None
         if pid is None:
             return None
@@ -97,6 +91,26 @@ class Child(Generic[T]):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
             self._reap()
+
+
+def _read_parts(pipe: io.BufferedReader) -> tuple[bytearray, list[bytearray]]:
+    """A child's pickle and its out-of-band buffers (an array's data read straight into the
+    memory the array is rebuilt on: no copy of a day's columns held twice)."""
+    (count,) = struct.unpack("<Q", _read(pipe, 8))
+    sizes = struct.unpack(f"<{count + 1}Q", _read(pipe, 8 * (count + 1)))
+    return _read(pipe, sizes[0]), [_read(pipe, size) for size in sizes[1:]]
+
+
+def _read(pipe: io.BufferedReader, size: int) -> bytearray:
+    """Exactly ``size`` bytes from ``pipe`` (EOFError when the child wrote fewer)."""
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        n = pipe.readinto(view[got:])
+        if not n:
+            raise EOFError
+        got += n
+    return buffer
 
 
 def _widen(pipe: int) -> None:

@@ -60,6 +60,18 @@ def test_a_child_that_fails_gives_none_and_the_caller_does_the_work(fn: object) 
         assert child.result() is None
 
 
+def test_no_process_to_be_had_is_no_child_and_the_caller_does_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> int:
+        raise BlockingIOError("fork: Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    open_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    with forking.Child(_sum_of, b"abc", 0) as child:
+        assert child.result() is None
+    if open_before is not None:  # the pipe made for it is closed again
+        assert len(os.listdir("/proc/self/fd")) == open_before
+
+
 def test_leaving_early_kills_the_child_and_reaps_it() -> None:
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt), forking.Child(time.sleep, 60) as child:
