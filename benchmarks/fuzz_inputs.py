@@ -177,25 +177,21 @@ def recording_case(rng: np.random.Generator, good: bytes, gz: bool, path: Path) 
 def _readers_agree(path: Path) -> bool:
     """The compiled scanner and the Python path (its second half parsed by a forked child) read
     ``path`` alike: the same frame, events, damage and truncation (True without the scanner)."""
+    import pytest
+    from readings import python_path, same_reading
+
     from ckptdiag.recording import reader
 
     if reader._jsonl is None:
         return True
     scanned = reader.read_recording(path, columns=True)
-    saved = reader._jsonl, reader.PARSE_SPLIT
-    reader._jsonl, reader.PARSE_SPLIT = None, 0
+    with pytest.MonkeyPatch.context() as mp:
+        parsed = python_path(path, mp, reader.BLOCK_BYTES, 0)
     try:
-        parsed = reader.read_recording(path, columns=True)
-    finally:
-        reader._jsonl, reader.PARSE_SPLIT = saved
-    a, b = scanned.to_frame(), parsed.to_frame()
-    same = (scanned.events, scanned.damaged_lines, scanned.damaged_at, scanned.truncated) == (
-        parsed.events,
-        parsed.damaged_lines,
-        parsed.damaged_at,
-        parsed.truncated,
-    )
-    return same and sorted(a.columns) == sorted(b.columns) and a.equals(b[a.columns])
+        same_reading(parsed, scanned)
+    except AssertionError:
+        return False
+    return True
 
 
 def redaction_case(rng: np.random.Generator) -> Callable[[], str]:

@@ -16,6 +16,12 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
+def jobs_asked() -> int | None:
+    """How many processes $CKPTDIAG_JOBS asks for (a whole number above 0), or None when unset."""
+    limit = os.environ.get("CKPTDIAG_JOBS", "")
+    return int(limit) if limit.isdigit() and int(limit) > 0 else None
+
+
 def may_fork() -> bool:
     """Whether this process may fork workers: not when $CKPTDIAG_JOBS is 1 (one process asked
     for), not a worker itself (a cluster's members are diagnosed in workers already), where
@@ -25,7 +31,7 @@ def may_fork() -> bool:
     import threading
 
     return (
-        os.environ.get("CKPTDIAG_JOBS", "").strip() != "1"
+        jobs_asked() != 1
         and multiprocessing.parent_process() is None
         and "fork" in multiprocessing.get_all_start_methods()
         and threading.active_count() == 1

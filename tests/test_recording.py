@@ -11,6 +11,7 @@ import pytest
 from fakes import status_doc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from readings import python_path, same_reading
 
 from ckptdiag import recording
 from ckptdiag.errors import InputError, OutputError
@@ -191,32 +192,18 @@ def test_frame_has_metrics_disks_and_histograms(tmp_path: Path) -> None:
 
 def _frames_agree(path: Path) -> None:
     """Columns read (the compiled scanner when built) == a dict per sample, frame for frame."""
-    import pandas as pd
-
     slow, fast = read_recording(path), read_recording(path, columns=True)
-    assert fast.columns is not None and fast.samples == [] and fast.sample_count == len(slow.samples)
-    assert (fast.events, fast.damaged_lines, fast.truncated) == (slow.events, slow.damaged_lines, slow.truncated)
-    a, b = slow.to_frame(), fast.to_frame()
-    assert sorted(a.columns) == sorted(b.columns)
-    pd.testing.assert_frame_equal(a, b[a.columns])
+    assert fast.columns is not None and fast.samples == []
+    same_reading(fast, slow)
 
 
 def _without_the_scanner_in_batches_too(path: Path) -> None:
     """Without the compiled scanner, columns are made a block of lines at a time: blocks of ~7
     lines (~2,500 bytes: shapes that change inside and across blocks) give the frame a dict per
     sample gives."""
-    import pandas as pd
-
-    from ckptdiag.recording import reader
-
-    slow = read_recording(path).to_frame()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(reader, "_jsonl", None)
-        mp.setattr(reader, "BLOCK_BYTES", 2500)
-        batched = read_recording(path, columns=True)
-    frame = batched.to_frame()
-    assert sorted(frame.columns) == sorted(slow.columns)
-    pd.testing.assert_frame_equal(slow, frame[slow.columns])
+        batched = python_path(path, mp, 2500, 1 << 40)
+    same_reading(batched, read_recording(path))
 
 
 def test_columns_read_every_shape_of_line_as_the_parser_does(tmp_path: Path) -> None:
@@ -367,33 +354,6 @@ def test_a_long_text_scanned_in_two_halves_is_the_text_scanned_whole(monkeypatch
     assert len(set(hashes.tolist())) == len(variants)
 
 
-def _python_path(path: Path, mp: pytest.MonkeyPatch, block_bytes: int, split: int):  # type: ignore[no-untyped-def]
-    """``path`` read with columns as a machine without the compiled scanner reads it: blocks of
-    ``block_bytes``, and two halves (the second by a forked child) from ``split`` bytes on."""
-    from ckptdiag.recording import reader
-
-    mp.setattr(reader, "_jsonl", None)
-    mp.setattr(reader, "BLOCK_BYTES", block_bytes)
-    mp.setattr(reader, "PARSE_SPLIT", split)
-    return read_recording(path, columns=True)
-
-
-def _same_reading(a, b) -> None:  # type: ignore[no-untyped-def]
-    """Two readings of one file: the same frame, events, damage and truncation."""
-    import pandas as pd
-
-    assert (a.sample_count, a.events, a.damaged_lines, a.damaged_at, a.truncated) == (
-        b.sample_count,
-        b.events,
-        b.damaged_lines,
-        b.damaged_at,
-        b.truncated,
-    )
-    fa, fb = a.to_frame(), b.to_frame()
-    assert sorted(fa.columns) == sorted(fb.columns)
-    pd.testing.assert_frame_equal(fa, fb[fa.columns])
-
-
 # numbers beyond a double's range (damage: never written) stand in a line as a marker first
 _HUGE = 7.77e77
 _HUGE_SPELLINGS = ["1e400", "-1e400", "9" * 400, "-" + "9" * 400]
@@ -456,8 +416,8 @@ def test_the_python_path_reads_every_recording_as_the_scanner_does(
     path.write_text("\n".join(lines) + "\n")
     scanned = read_recording(path, columns=True)
     with pytest.MonkeyPatch.context() as mp:
-        parsed = _python_path(path, mp, block_bytes, 0 if split else 1 << 40)
-    _same_reading(parsed, scanned)
+        parsed = python_path(path, mp, block_bytes, 0 if split else 1 << 40)
+    same_reading(parsed, scanned)
 
 
 def test_a_recording_parsed_in_two_halves_is_the_recording_parsed_whole(tmp_path: Path) -> None:
@@ -485,12 +445,12 @@ def test_a_recording_parsed_in_two_halves_is_the_recording_parsed_whole(tmp_path
 
     assert forking.may_fork()
     with pytest.MonkeyPatch.context() as mp:
-        whole = _python_path(path, mp, 1 << 20, 1 << 40)
+        whole = python_path(path, mp, 1 << 20, 1 << 40)
     for child in (Spy, Failing):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(forking, "Child", child)
-            halves = _python_path(path, mp, 4000, 0)
-        _same_reading(halves, whole)
+            halves = python_path(path, mp, 4000, 0)
+        same_reading(halves, whole)
     assert len(children) == 1
     assert whole.damaged_lines == 5 and whole.damaged_at == [8, 107, 206, 305, 404]
     assert [e["next_seq"] for e in whole.events] == [6, 103, 200, 297, 394]

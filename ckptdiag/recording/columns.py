@@ -45,10 +45,13 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 def joined_columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Columns of consecutive batches of samples, one after another: a column some batches lack
-    is NaN there (``skipped`` 0, ``wt_missing`` false, as in :class:`_Columns`)."""
+    is NaN there (``skipped`` 0, ``wt_missing`` false, as in :class:`_Columns`); no batch at all,
+    the columns of no sample."""
     import numpy as np
 
     parts = [p for p in parts if len(p["t"])] or parts[:1]
+    if not parts:
+        return _columns([])
     if len(parts) == 1:
         return parts[0]
     sizes = [len(p["t"]) for p in parts]

@@ -182,7 +182,7 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
         rec.damaged_at = (rec.damaged_at + part.damaged_at)[:NAMED_DAMAGE]
         blocks += part_blocks
     if columns:  # one join of every block: each column copied once
-        rec.columns = joined_columns(blocks) if blocks else _columns([])
+        rec.columns = joined_columns(blocks)
     return rec
 
 
@@ -209,7 +209,7 @@ def _parsed_joined(text: bytes, at: int, end: int, number: int) -> _Parsed:
     """As :func:`_parse_lines` with columns, the blocks' columns joined into one: what a child
     sends back (a few large arrays, not thousands of small ones)."""
     part, blocks = _parse_lines(text, at, end, number, True)
-    return part, [joined_columns(blocks)] if blocks else []
+    return part, [joined_columns(blocks)]
 
 
 def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> _Parsed:

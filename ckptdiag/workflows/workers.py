@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from ckptdiag.forking import jobs_asked
+
 # what one member's report, or one FTDC file, may take (bench_input_memory.py: at most ~330 MB)
 WORKER_MEMORY = 600 << 20
 
@@ -18,6 +20,5 @@ def workers_for(jobs: int) -> int:
     except (AttributeError, psutil.Error):  # macOS has no affinity
         cores = os.cpu_count() or 1
     by_memory = max(int(psutil.virtual_memory().available // WORKER_MEMORY), 1)
-    limit = os.environ.get("CKPTDIAG_JOBS", "")
-    cap = int(limit) if limit.isdigit() and int(limit) > 0 else cores
+    cap = jobs_asked() or cores
     return max(min(jobs, cores, by_memory, cap), 1)
