@@ -55,11 +55,24 @@ def head(path: Path, size: int) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             first = fh.read(size)
-        if first[:2] == GZIP_MAGIC:
-            return zlib.decompressobj(wbits=31).decompress(first, HEAD_INFLATED_MAX)
-    except (OSError, zlib.error):
+    except OSError:
         return None
-    return first
+    if first[:2] != GZIP_MAGIC:
+        return first
+    # inflated a piece at a time: damage (a bad trailer, a flipped byte) keeps what came before it
+    inflater = zlib.decompressobj(wbits=31)
+    out: list[bytes] = []
+    got = 0
+    for at in range(0, len(first), 4096):
+        try:
+            piece = inflater.decompress(first[at : at + 4096], HEAD_INFLATED_MAX - got)
+        except zlib.error:
+            break
+        out.append(piece)
+        got += len(piece)
+        if got >= HEAD_INFLATED_MAX or inflater.eof:
+            break
+    return b"".join(out) if out else None
 
 
 def resolved_files(paths: Iterable[Path]) -> set[Path]:

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
 
 EARLIEST_S = 0.0
 LATEST_S = 9_000_000_000.0  # 2255: pandas' nanosecond times end in 2262
+MONGOD_EARLIEST_S = 1_230_768_000.0  # 2009-01-01: no mongod logged a line before (a clock not yet set at boot did)
+CLOCK_AHEAD_S = 366 * 86_400.0  # a line stamped further ahead of now than this: a clock set wrong
 ABSURD = 2.0**64  # no serverStatus counter or gauge goes beyond 64 bits
 
 

@@ -165,17 +165,48 @@ def test_events_without_next_seq_are_ignored_and_counted(tmp_path: Path, lines: 
     assert any("2 gap/restart events without a valid next_seq ignored" in n for n in report.source.damaged)
 
 
-@pytest.mark.parametrize(
-    ("version", "message"),
-    [("x", "format_version is 'x', not a whole number"), (1.5, "not a whole number"), (99, "newer than")],
-)
-def test_a_header_with_a_bad_format_version_is_a_named_error(
-    tmp_path: Path, lines: list[dict[str, Any]], version: Any, message: str
+@pytest.mark.parametrize(("version", "shown"), [("x", "'x'"), (1.5, "'1.5'"), (None, "'None'"), (True, "'True'")])
+def test_a_header_with_a_bad_format_version_costs_only_the_header(
+    tmp_path: Path, lines: list[dict[str, Any]], version: Any, shown: str
 ) -> None:
     objs = _copy(lines)
     objs[0]["format_version"] = version
-    with pytest.raises(InputError, match=message):
+    path = _write(tmp_path / "v.jsonl", objs)
+    for columns in (True, False):
+        rec = read_recording(path, columns=columns)
+        assert rec.sample_count == len(lines) - 1
+        assert f"format_version is {shown}, not a whole number" in rec.header_damage
+    report = diagnose_window((path,), None, None)
+    assert len(report.dx.episodes) == GOOD_CHECKPOINTS
+    assert any("not a whole number" in n for n in report.source.damaged)
+
+
+def test_a_newer_recording_format_is_a_named_error(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    objs[0]["format_version"] = 99
+    with pytest.raises(InputError, match="newer than"):
         read_recording(_write(tmp_path / "v.jsonl", objs))
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "DAMAGED",  # the header line overwritten
+        "\x00" * 4096,  # the first 4 KiB zeroed (a killed recording's first block lost)
+        '{ "type" : "header" , "format" : "ckptdiag-recording", "format_version": "1", "server": [] }',
+    ],
+    ids=["garbage", "zeroed", "spaced-and-mistyped"],
+)
+def test_a_damaged_header_line_is_read_past(tmp_path: Path, lines: list[dict[str, Any]], first: str) -> None:
+    text = [json.dumps(o, separators=(", ", ": ")) for o in lines]  # spaced as json.dumps spaces it
+    text[0] = first
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join(text) + "\n")
+    proc = ckptdiag("report", str(path), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["checkpoints"]["count"] == GOOD_CHECKPOINTS
+    assert "header" in proc.stderr or "format_version" in proc.stderr
 
 
 def test_header_metadata_of_the_wrong_type_is_left_out(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
@@ -202,11 +233,11 @@ def test_one_bad_recording_in_a_directory_is_skipped_with_a_note(tmp_path: Path,
     d.mkdir()
     _write(d / "a.jsonl", lines)
     bad = _copy(lines)
-    bad[0]["format_version"] = "x"
+    bad[0]["format_version"] = 99
     _write(d / "b.jsonl", bad)
     proc = ckptdiag("report", str(d), "-f", "json", "--fail-on", "never")
     assert proc.returncode == 0, proc.stderr
-    assert "b.jsonl: skipped:" in proc.stderr and "format_version" in proc.stderr
+    assert "b.jsonl: skipped:" in proc.stderr and "newer than this ckptdiag" in proc.stderr
     assert json.loads(proc.stdout)["checkpoints"]["count"] == GOOD_CHECKPOINTS
 
 

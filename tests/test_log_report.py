@@ -247,3 +247,78 @@ def test_placing_slow_operations_by_binary_search_matches_window_by_window() -> 
         for i, (lo, hi) in enumerate(windows):  # the definition: the first window each one meets
             expected[(expected < 0) & (end >= lo) & (begin <= hi)] = i
         assert np.array_equal(_window_of(begin, end, windows), expected)
+
+
+PLANTED = ("4111111111111111", "alice.planted@example.com", "tok_9f8e7d6c5b4a")
+
+
+def _planted_json(t: float, where: str) -> str:
+    """A slow operation with the planted values in field ``where`` (and in its command's values)."""
+    value = " ".join(PLANTED)
+    attr: dict[str, object] = {
+        "type": "command",
+        "ns": "shop.orders",
+        "command": {"insert": "orders", "documents": [{"card": PLANTED[0], "note": f"command: {PLANTED[0]}"}]},
+        "planSummary": "IXSCAN { card: 1 }",
+        "durationMillis": 150,
+    }
+    if where == "command-name":
+        attr["command"] = {value: 1}
+    elif where == "ns":
+        attr["ns"] = f"shop.{value}"
+    elif where == "plan":
+        attr["planSummary"] = f'IXSCAN {{ card: "{value}" }}'
+    elif where == "type":
+        attr["type"] = value
+    else:
+        attr[where] = value
+    return mongod_line(_iso(t), "COMMAND", 51803, "conn9", "Slow query", attr)
+
+
+def _planted_legacy(t: float, where: str) -> str:
+    stamp = dt.datetime.fromtimestamp(T0 + t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000+0000")
+    card, email, token = PLANTED
+    bodies = {
+        "filter": f'command shop.orders command: find {{ find: "orders", filter: {{ note: "card command: {card} '
+        f'planSummary: COLLSCAN {{ {email}: 1 }}", t: "{token}" }} }} planSummary: IXSCAN {{ a: 1 }} 150ms',
+        "remove": f'remove shop.orders command: {{ q: {{ note: "card command: {card}", e: "{email}" }}, '
+        f'limit: 0 }} planSummary: COLLSCAN keysExamined:0 t: "{token}" 150ms',
+        "update": f'update shop.orders query: {{ card: {card} }} update: {{ $set: {{ e: "{email}", '
+        f'command: "{token}" }} }} planSummary: IXSCAN {{ card: 1 }} 150ms',
+        "unclosed": f'command shop.orders command: insert {{ insert: "orders", documents: [ {{ card: {card}, '
+        f'e: "{email}", t: "{token}" 150ms',
+    }
+    return f"{stamp} I COMMAND  [conn1] {bodies[where]}\n"
+
+
+def test_planted_values_in_every_field_of_either_format_never_reach_a_report(tmp_path: Path) -> None:
+    """Card numbers, emails and tokens in every field of JSON and legacy slow-operation lines:
+    only shapes leave a line, so no report format holds any of them."""
+    json_fields = ("command-name", "ns", "plan", "type", "appName", "client", "comment", "errMsg")
+    json_log = tmp_path / "json" / "mongod.log"
+    json_log.parent.mkdir()
+    json_log.write_text("".join(_planted_json(10.0 + i, f) + "\n" for i, f in enumerate(json_fields * 3)))
+    legacy_log = tmp_path / "legacy" / "mongod.log"
+    legacy_log.parent.mkdir()
+    legacy_log.write_text(
+        "".join(_planted_legacy(10.0 + i, w) for i, w in enumerate(("filter", "remove", "update", "unclosed") * 5))
+    )
+    for log in (json_log, legacy_log):
+        for fmt in ("json", "md", "html", "table"):
+            proc = subprocess.run(
+                [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", fmt, "--fail-on", "never"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert proc.returncode == 0, proc.stderr
+            for value in (*PLANTED, "card command"):
+                assert value not in proc.stdout + proc.stderr, (log.parent.name, fmt, value)
+    # the legacy shapes kept are the operation's own: a find, a remove, an update, an insert
+    from ckptdiag.sources.logevents import extract
+    from ckptdiag.sources.mongodlog import parse_line
+
+    events = extract([parse_line(line.encode()) for line in legacy_log.read_text().splitlines(keepends=True)])  # type: ignore[misc]
+    ops = events.slow_ops
+    assert {ops[i].command for i in range(len(ops))} == {"find", "remove", "update", "insert"}
+    assert {ops[i].plan for i in range(len(ops))} <= {"IXSCAN { a: 1 }", "COLLSCAN", "IXSCAN { card: 1 }", None}

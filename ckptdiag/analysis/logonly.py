@@ -73,17 +73,36 @@ def slow_bursts(ops: SlowOps, start: float, end: float) -> tuple[tuple[float, fl
     :data:`BURST_FACTOR` times the median bin's slow operations or more (and :data:`BURST_MIN_OPS`)."""
     if not len(ops) or end <= start:
         return ()
-    edges = np.arange(start, end + BURST_BIN_S, BURST_BIN_S)
-    counts, _ = np.histogram(ops.t, bins=edges)
-    usual = float(np.median(counts)) if counts.size else 0.0
+    # sparse bins: only those that hold an operation exist (memory by the lines, never by the
+    # span: a log whose first line is stamped 1970 spans 56 years of 10 s bins)
+    total = max(int(np.ceil((end + BURST_BIN_S - start) / BURST_BIN_S)) - 1, 1)  # bins from start past end
+    inside = ops.t[(ops.t >= start) & (ops.t <= start + total * BURST_BIN_S)]
+    index = np.minimum(np.floor((inside - start) / BURST_BIN_S).astype(np.int64), total - 1)  # the last bin is closed
+    bins, counts = np.unique(index, return_counts=True)
+    usual = _median_with_zeros(counts, total)
     hot = (counts >= BURST_MIN_OPS) & (counts >= BURST_FACTOR * max(usual, 1.0))
     out: list[tuple[float, float, int]] = []
+    last = None
     for i in np.flatnonzero(hot).tolist():
-        if out and out[-1][1] == float(edges[i]):  # the next bin of the same burst
-            out[-1] = (out[-1][0], float(edges[i + 1]), out[-1][2] + int(counts[i]))
+        b0 = start + int(bins[i]) * BURST_BIN_S
+        if out and last is not None and int(bins[i]) == last + 1:  # the next bin of the same burst
+            out[-1] = (out[-1][0], b0 + BURST_BIN_S, out[-1][2] + int(counts[i]))
         else:
-            out.append((float(edges[i]), float(edges[i + 1]), int(counts[i])))
+            out.append((b0, b0 + BURST_BIN_S, int(counts[i])))
+        last = int(bins[i])
     return tuple(out)
+
+
+def _median_with_zeros(counts: np.ndarray, total: int) -> float:
+    """The median of ``total`` bins of which those not in ``counts`` hold nothing (never built)."""
+    ordered = np.sort(counts)
+    zeros = max(total - ordered.size, 0)
+    n = zeros + ordered.size
+
+    def at(k: int) -> float:
+        return 0.0 if k < zeros else float(ordered[k - zeros])
+
+    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
 
 
 def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosis:

@@ -18,6 +18,7 @@ import click
 from ckptdiag import __version__
 from ckptdiag.cli.options import CONTEXT
 from ckptdiag.cli.output import err as _err
+from ckptdiag.cli.output import guard_streams, restore_streams
 from ckptdiag.errors import CkptdiagError, Terminated
 from ckptdiag.status import ExitStatus
 
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every error into one line and an exit status."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     previous = _raise_on_sigterm()
+    streams = guard_streams()  # every string printed passes the redactor, a click error's too
     try:
         # outside standalone mode click returns ctx.exit()'s code instead of exiting with it
         code = cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         _err(f"error: unexpected {type(exc).__name__}: {exc} (hint: rerun with --debug and report it)")
         sys.exit(ExitStatus.ERROR)
     finally:
+        restore_streams(streams)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

@@ -29,6 +29,7 @@ from ckptdiag.lab import modeldisk
 from ckptdiag.lab.config import LabConfig
 from ckptdiag.lab.scenarios import Scenario
 from ckptdiag.lab.truth import TruthSummary, summarize
+from ckptdiag.outputs import check_target, write_text
 from ckptdiag.recorder import DiskReader, RecordResult, record_into
 from ckptdiag.sources.connection import ConnectOptions
 from ckptdiag.sources.devices import DiskPlan, plan_disks
@@ -191,6 +192,7 @@ def run_scenario(
     overwrite: bool = False,
 ) -> LabRun:
     """Serve the scenario in a child process, record it for ``duration_s``, stop it, keep its truth."""
+    truth_target = check_target(truth_path_for(output), (output,), what="the ground truth")  # before minutes of lab
     writer = recording.RecordingWriter(output, overwrite=overwrite)
     clock = SystemClock()
     with tempfile.TemporaryDirectory(prefix="ckptdiag-truth-") as tmp:
@@ -234,6 +236,5 @@ def run_scenario(
         truth = json.loads(truth_tmp.read_text())
     truth["scenario"] = scenario.name
     truth["recorded_at"] = time.time()
-    path = truth_path_for(output)
-    path.write_text(json.dumps(truth, indent=1) + "\n")
-    return LabRun(output, path, truth, summarize(truth), result, config)
+    write_text(truth_target, json.dumps(truth, indent=1) + "\n")
+    return LabRun(output, truth_path_for(output), truth, summarize(truth), result, config)

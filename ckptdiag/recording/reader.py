@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ class Recording:
     damaged_lines: int = 0  # lines that were not JSON (skipped)
     damaged_at: list[int] = field(default_factory=list)  # their line numbers (the first few)
     bad_trailer: bool = False  # gzip: the CRC or length at the end did not match (every line kept)
+    header_damage: str = ""  # what was wrong with the header line (the samples are read all the same)
     columns: dict[str, np.ndarray] | None = None  # read with columns=True: the samples, as columns
     # set by to_frame: values rejected as damage (not numbers, infinite, beyond 64 bits), samples
     # dropped for an impossible time, samples out of time order (sorted), events without next_seq
@@ -65,6 +67,8 @@ class Recording:
     def damage(self) -> list[str]:
         """What was wrong with the file, one line each (complete after :meth:`to_frame`)."""
         out = []
+        if self.header_damage:
+            out.append(f"{self.path}: {self.header_damage}")
         if self.bad_trailer:
             out.append(f"{self.path}: gzip trailer does not match (CRC or length): every line before it was read")
         if self.truncated:
@@ -92,15 +96,22 @@ def read_header(path: Path) -> dict[str, Any]:
             line = fh.readline(1 << 20)
     except (OSError, EOFError, zlib.error):
         line = b""
-    return _header(path, line)
+    return _header(path, line)[0]
+
+
+# a recording's line, however it is spaced: its header, or a sample or event (its header damaged)
+_RECORDING_LINE = re.compile(
+    rb'(?:^|\n)\s*\{\s*"type"\s*:\s*"(?:header|sample|event)"|"format"\s*:\s*"ckptdiag-recording"'
+)
 
 
 def is_recording(path: Path) -> bool:
-    """Whether ``path`` starts like a ckptdiag recording."""
-    first = head(path, 4096)
+    """Whether ``path`` starts like a ckptdiag recording: a recording line in its first 64 KiB
+    (a header, or, when the header is damaged, a sample or an event), however it is spaced."""
+    first = head(path, 64 << 10)
     if first is None:
         return False
-    return first.lstrip().startswith(b'{"type":"header"') or b'"format":"ckptdiag-recording"' in first[:2048]
+    return _RECORDING_LINE.search(first) is not None
 
 
 try:  # a day of samples is 86,400 lines: orjson parses them ~4x faster than json
@@ -171,7 +182,8 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
             break
     else:
         line = b""
-    rec = Recording(str(path), _header(path, line or None), truncated=truncated)
+    head, damage = _header(path, line or None)
+    rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
     with _collector_paused():
         parts = _parsed_halves(text, at, end, number) if columns else [_parse_lines(text, at, end, number, False)]
     blocks: list[dict[str, np.ndarray]] = []
@@ -183,6 +195,7 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
         blocks += part_blocks
     if columns:  # one join of every block: each column copied once
         rec.columns = joined_columns(blocks)
+    _check_is_recording(path, rec)
     return rec
 
 
@@ -265,28 +278,42 @@ def _parse_block(lines: list[bytes], rec: Recording, number: int) -> list[dict[s
     return [obj for obj in parsed if type(obj) is dict]
 
 
-def _header(path: Path, line: bytes | None) -> dict[str, Any]:
+def _header(path: Path, line: bytes | None) -> tuple[dict[str, Any], str]:
+    """The header from the first line, and what was wrong with it ("" when nothing): a damaged
+    header costs only itself (its facts: version, options), never the samples after it. Only a
+    newer format, which this ckptdiag cannot read, is refused."""
     try:
         head = json.loads(line) if line else None
     except (ValueError, RecursionError):  # RecursionError: nested deeper than json's stack
         head = None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise InputError(
-            f"{path} is not a ckptdiag recording",
-            "give a file written by 'ckptdiag record -o', or an FTDC metrics file",
-        )
+        return {}, "the first line is not a recording header (damaged): the samples were read without it"
     version = head.get("format_version", 0)
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise InputError(
-            f"{path}: the header's format_version is {version!r}, not a whole number",
-            "the header line is damaged; a recording's first line is written by 'ckptdiag record'",
+    if isinstance(version, bool) or not isinstance(version, (int, float)) or version != int(version):
+        head = {k: v for k, v in head.items() if k != "format_version"}
+        return (
+            head,
+            f"the header's format_version is {str(version)[:40]!r}, not a whole number (read as {FORMAT_VERSION})",
         )
     if version > FORMAT_VERSION:
         raise InputError(
             f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
             "upgrade ckptdiag: pip install -U ckptdiag",
         )
-    return head
+    damage = [name for name in ("server", "source", "options", "disks") if not isinstance(head.get(name, {}), dict)]
+    if damage:
+        head = {k: v for k, v in head.items() if k not in damage}
+        return head, f"the header's {', '.join(damage)} {'is' if len(damage) == 1 else 'are'} not an object (left out)"
+    return head, ""
+
+
+def _check_is_recording(path: Path, rec: Recording) -> None:
+    """A file whose first line is no header and that holds no sample or event is not a recording."""
+    if rec.header_damage and not rec.sample_count and not rec.events:
+        raise InputError(
+            f"{path} is not a ckptdiag recording",
+            "give a file written by 'ckptdiag record -o', or an FTDC metrics file",
+        )
 
 
 NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
@@ -385,8 +412,9 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
 
     values, lines = _scanned(text, end)
     if not len(lines):
-        _header(path, None)
-    rec = Recording(str(path), _header(path, text[lines[0, 0] : lines[0, 1]]), truncated=truncated)
+        _check_is_recording(path, Recording(str(path), {}, header_damage="no line"))
+    head, damage = _header(path, text[lines[0, 0] : lines[0, 1]])
+    rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
     lines = lines[1:]
     # one representative line per shape (hash, count); lines the scanner could not read
     # (count -1) are shapes of their own
@@ -431,4 +459,5 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
         rec.damaged_lines = int(starts.size)
         rec.damaged_at = [_line_number(text, int(at)) for at in starts[:NAMED_DAMAGE]]
     rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
+    _check_is_recording(path, rec)
     return rec

@@ -6,19 +6,16 @@ import contextlib
 import datetime as dt
 import gzip
 import json
-import os
-import stat
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 
 from ckptdiag import __version__, catalogue
 from ckptdiag.errors import OutputError
+from ckptdiag.outputs import StagedFile, check_target
+from ckptdiag.redact import redact_text
 from ckptdiag.sources.diskstats import DiskCounters
-
-if TYPE_CHECKING:
-    pass
 
 FORMAT = "ckptdiag-recording"
 FORMAT_VERSION = 1
@@ -105,7 +102,10 @@ class LineSink(Protocol):
 
 
 class RecordingWriter:
-    """Appends header, samples and events to a new file (never overwrites) and/or a stream."""
+    """Appends header, samples and events to a file and/or a stream. The file is written beside
+    its name and takes the name only once it holds its first sample (:class:`StagedFile`): an
+    existing recording is never overwritten, unless ``overwrite``, and even then it is replaced
+    only by a recording that holds a sample."""
 
     def __init__(
         self,
@@ -115,45 +115,50 @@ class RecordingWriter:
         flush_every_s: float = FLUSH_EVERY_S,
         overwrite: bool = False,
         stream_fields: Mapping[str, Any] | None = None,
+        inputs: tuple[Path, ...] = (),
     ) -> None:
         """``stream_fields`` are added to every line streamed (not to the file): the member a
-        line comes from when a cluster's members share stdout."""
+        line comes from when a cluster's members share stdout. ``inputs`` are files this run
+        reads (a log): the recording is never one of them."""
         self.path = path
         self.stream = stream
         self.stream_fields = dict(stream_fields or {})
         self.flush_every_s = flush_every_s
+        self.overwrite = overwrite
         self.samples = 0
         self.flushed = 0  # samples known to be in the file: those written before the last good flush
         self._last_flush: float | None = None
+        self._staged: StagedFile | None = None
         self._raw: IO[bytes] | None = None
         self._gz: gzip.GzipFile | None = None
         if path is not None:
-            try:
-                self._raw = open(path, "wb" if overwrite else "xb")  # noqa: SIM115 - closed in close()
-            except FileExistsError:
+            target = check_target(path, inputs, replace=overwrite, what="the recording")
+            if target.is_stream:
                 raise OutputError(
-                    f"{path} already exists; ckptdiag never overwrites a recording",
-                    "choose another -o name, or pass --overwrite",
-                ) from None
-            except OSError as exc:
-                raise OutputError(
-                    f"cannot write {path}: {exc.strerror}", "check the directory exists and is writable"
-                ) from None
+                    f"{path} is this process's {target.stream}: a recording is a file",
+                    "stream the samples with --ndjson - instead",
+                )
+            self._staged = StagedFile(target)
+            self._raw = self._staged.file
             if path.name.endswith(".gz"):
                 self._gz = gzip.GzipFile(filename=path.name[:-3], mode="wb", fileobj=self._raw, mtime=0)
 
+    @property
+    def published(self) -> bool:
+        """Whether the file has its name yet (it does from its first sample on)."""
+        return self._staged is not None and self._staged.published
+
     def discard(self) -> None:
-        """Remove a file that holds no sample (nothing was recorded in it: at most its header)."""
-        if self.path is not None and self.samples == 0:
+        """Remove a file that holds no sample (it never took its name: nothing is deleted but
+        the temporary file)."""
+        if self._staged is not None and not self._staged.published:
             with contextlib.suppress(OutputError):
-                self.close()
-            with contextlib.suppress(OSError):
-                if stat.S_ISREG(os.stat(self.path).st_mode):  # never a device given with --overwrite
-                    os.unlink(self.path)
+                self._close_streams()
+            self._staged.abandon()
 
     def write(self, obj: Mapping[str, Any], now: float) -> None:
         """Write one line; flush when ``flush_every_s`` has passed since the last flush."""
-        line = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default) + "\n"
+        line = redact_text(json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default)) + "\n"
         try:
             if self._gz is not None:
                 self._gz.write(line.encode())
@@ -163,7 +168,10 @@ class RecordingWriter:
             raise self._failed(exc) from None
         if self.stream is not None:
             if self.stream_fields:
-                line = json.dumps({**obj, **self.stream_fields}, separators=(",", ":"), default=_json_default) + "\n"
+                line = redact_text(
+                    json.dumps({**obj, **self.stream_fields}, separators=(",", ":"), default=_json_default)
+                )
+                line += "\n"
             try:
                 self.stream.write(line)
                 self.stream.flush()  # pipes get every sample at once
@@ -174,6 +182,9 @@ class RecordingWriter:
         if self._last_flush is None or now - self._last_flush >= self.flush_every_s:
             self.flush()
             self._last_flush = now
+        if self.samples and self._staged is not None and not self._staged.published:
+            self.flush()
+            self._staged.publish(replace=self.overwrite)  # its first sample: now it is a recording
 
     def flush(self) -> None:
         """Push everything written so far to the OS, readable by another process."""
@@ -188,7 +199,15 @@ class RecordingWriter:
 
     def close(self) -> None:
         """Finish the gzip member and close the file (idempotent). A file whose end cannot be
-        written (disk full) is closed all the same: every line flushed before stays readable."""
+        written (disk full) is closed all the same: every line flushed before stays readable. A
+        file that never held a sample never takes its name."""
+        try:
+            self._close_streams()
+        finally:
+            if self._staged is not None:
+                self._staged.abandon()  # published: only closed; else the temporary file goes
+
+    def _close_streams(self) -> None:
         gz, raw = self._gz, self._raw
         self._gz = self._raw = None
         try:

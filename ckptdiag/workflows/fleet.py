@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ckptdiag.analysis.fleet import HostVerdict
 
 EXTENSIONS = {"json": "json", "md": "md", "html": "html", "table": "txt"}
-_HOSTS = re.compile(r"^mongodb(?:\+srv)?://(?:[^/?#]*@)?([^/?#]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +34,9 @@ class FleetHost:
     @property
     def name(self) -> str:
         """The URI's hosts (never its credentials): how the index and the files name it."""
-        match = _HOSTS.match(self.uri)
-        return match.group(1) if match else f"line {self.line}"
+        from ckptdiag.redact import uri_hosts
+
+        return uri_hosts(self.uri) or f"line {self.line}"
 
 
 def read_hosts(path: Path) -> tuple[FleetHost, ...]:
@@ -44,6 +44,7 @@ def read_hosts(path: Path) -> tuple[FleetHost, ...]:
     blank lines and ``#`` comments (a whole line, or after a space) are ignored."""
     from ckptdiag.errors import InputError, UsageError
     from ckptdiag.inputs import check_readable
+    from ckptdiag.redact import remember, uri_hosts, uri_password
 
     check_readable(path)
     try:
@@ -57,7 +58,8 @@ def read_hosts(path: Path) -> tuple[FleetHost, ...]:
         if not line:
             continue
         uri = line if line.startswith(("mongodb://", "mongodb+srv://")) else f"mongodb://{line}"
-        if not _HOSTS.match(uri) or any(c.isspace() for c in uri):
+        remember(uri_password(uri))  # a driver's message quoting it is redacted too
+        if uri_hosts(uri) is None or any(c.isspace() for c in uri):
             # the line is not shown: it may hold a password
             raise UsageError(f"{path}:{number} is not a MongoDB URI or host[:port]", "one URI per line; # comments")
         if uri in seen:
@@ -143,7 +145,7 @@ def run_fleet(request: FleetRequest, stop_signals: StopSignals, warn: Warn) -> E
         verdicts = list(pool.map(lambda h: _diagnose_host(request, h, stems[h.line], stops, warn), hosts))
     index = FleetIndex(tuple(verdicts))
     target = request.output / f"index.{EXTENSIONS[request.fmt]}" if request.output else None
-    write_text_output(render(index, request.fmt), target)
+    write_text_output(render(index, request.fmt), target, protect=(request.hosts,))
     if target is not None:
         warn(f"{index.summary}; index: {target}")
     if not any(v.diagnosed for v in verdicts):
@@ -170,7 +172,7 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
     from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.errors import CkptdiagError
     from ckptdiag.report.cluster import ClusterReport
-    from ckptdiag.workflows.record import connect_options, record_and_diagnose, records_cluster
+    from ckptdiag.workflows.record import connect_options, kept_on_failure, record_and_diagnose, records_cluster
     from ckptdiag.workflows.report import write_report
 
     conn = {**request.record.conn, "uri": host.uri, "host": None, "port": None}
@@ -186,12 +188,13 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
         warn(f"{host.name}: {line}")
 
     try:
-        result, report = record_and_diagnose(
-            DiagnoseRequest(record, request.fmt, None, request.fail_on), stops.register, say
-        )
-        path = request.output / f"{stem}.{EXTENSIONS[request.fmt]}" if request.output else None
-        if path is not None:
-            write_report(report, request.fmt, path)
+        with kept_on_failure(say) as scratch:
+            result, report = record_and_diagnose(
+                DiagnoseRequest(record, request.fmt, None, request.fail_on), stops.register, say, scratch
+            )
+            path = request.output / f"{stem}.{EXTENSIONS[request.fmt]}" if request.output else None
+            if path is not None:
+                write_report(report, request.fmt, path, protect=(request.hosts,))
     except CkptdiagError as exc:
         say(f"not diagnosed: {exc.one_line()}")
         return HostVerdict(host.line, host.name, target, None, exc.one_line())

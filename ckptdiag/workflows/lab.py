@@ -188,9 +188,11 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
     from ckptdiag.lab.config import import_wiredtiger
     from ckptdiag.lab.engine import LabEngine
     from ckptdiag.lab.serve import lab_server
+    from ckptdiag.outputs import check_target
 
     import_wiredtiger()
     scenario, config = lab_config(request.scenario, request.overrides)
+    truth = None if request.truth_out is None else check_target(request.truth_out, what="the ground truth")
     planned_s = request.duration or 600  # the space check plans for 10 minutes when unbounded
     with ExitStack() as stack:
         base = lab_disk(stack, config, request, planned_s, warn)
@@ -214,10 +216,12 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
                 server.stop()
         finally:
             engine.close()
-            if request.truth_out is not None and engine.start_wall:
+            if truth is not None and engine.start_wall:
                 import json
 
-                request.truth_out.write_text(json.dumps(engine.truth()) + "\n")
+                from ckptdiag.outputs import write_text
+
+                write_text(truth, json.dumps(engine.truth()) + "\n")
     warn("lab stopped; its data directory is removed")
 
 

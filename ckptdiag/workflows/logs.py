@@ -89,8 +89,9 @@ def log_only_report(paths: list[Path], since_ms: int | None, until_ms: int | Non
             "no checkpoint message and no slow operation in the log's window",
             "check --since/--until, or give the server's diagnostic.data beside the log",
         )
-    start = since_ms / 1000 if since_ms is not None else min(times)
-    end = until_ms / 1000 if until_ms is not None else max(times)
+    clocked = plausible_span(times, report)
+    start = since_ms / 1000 if since_ms is not None else clocked[0]
+    end = until_ms / 1000 if until_ms is not None else clocked[1]
     dx = diagnose_log(events, start, end)
     section = LogSection.of(report, events, dx.correlation, (start, end))
     return LogOnlyReport(dx, section, ", ".join(map(str, paths)))
@@ -105,3 +106,25 @@ def with_log(dx: Diagnosis, events: LogEvents, report: LogReport) -> tuple[Diagn
     evidence = (correlation.finding, *dx.evidence) if correlation.finding else dx.evidence
     notes = tuple(f"log: {d}" for d in section.damaged)
     return replace(dx, evidence=(*evidence, *notes)), section
+
+
+def plausible_span(times: list[float], report: LogReport) -> tuple[float, float]:
+    """The first and last of ``times`` that a working clock could have stamped (2009 to a year
+    ahead of now). A line stamped 1970 (a clock not yet set at boot) or in a far year does not
+    stretch the window over decades: it is a note in ``report.damaged``."""
+    import time
+
+    from ckptdiag.sanity import CLOCK_AHEAD_S, MONGOD_EARLIEST_S
+
+    latest = time.time() + CLOCK_AHEAD_S
+    good = [t for t in times if MONGOD_EARLIEST_S <= t <= latest]
+    odd = len(times) - len(good)
+    if odd and good:
+        shown = sorted({utc_iso(t)[:10] for t in times if not MONGOD_EARLIEST_S <= t <= latest and 0 <= t < 9e9})
+        stamps = f" ({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''})" if shown else ""
+        report.damaged.append(
+            f"{odd} line{'s' if odd != 1 else ''} stamped outside 2009 to a year from now{stamps}: a clock not yet "
+            "set at boot, or set wrong; the window is the other lines'"
+        )
+        return min(good), max(good)
+    return min(times), max(times)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,14 +38,17 @@ class RecordRequest:
     live: bool = False
     source: str = "serverStatus"  # or "diagnostic": getDiagnosticData, with the server's own disks
     discover: bool = False  # every member of the URI's replica set (or, through a mongos, cluster)
+    protect: tuple[Path, ...] = ()  # files this run reads (diagnose --log): never the recording
 
 
 def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
     """ConnectOptions from the CLI's connection options (URI: flag, then $MONGODB_URI, then default)."""
     # the server-facing modules (pymongo: ~0.15 s) are imported by the commands that talk to one,
     # not by `report`, which a cron job runs on files
+    from ckptdiag.redact import remember, uri_password
     from ckptdiag.sources.connection import DEFAULT_URI, ConnectOptions
 
+    remember(conn.get("password"), uri_password(conn.get("uri") or ""))  # wherever they may be quoted
     return ConnectOptions(
         uri=conn.get("uri") or DEFAULT_URI,
         host=conn.get("host"),
@@ -105,7 +108,10 @@ def _run_one(request: RecordRequest, stop_signals: StopSignals, warn: Warn, sour
     options = connect_options(request.conn)
     # The output is opened before connecting: an unwritable path fails before any sampling.
     writer = recording.RecordingWriter(
-        request.output, sys.stdout if request.stream_stdout else None, overwrite=request.overwrite
+        request.output,
+        sys.stdout if request.stream_stdout else None,
+        overwrite=request.overwrite,
+        inputs=request.protect,
     )
     src: Source = source if source is not None else MongoSource(options, request.source)
     try:
@@ -316,10 +322,40 @@ def run_diagnose(
     """Record (into --save, or a temporary file removed afterwards), then diagnose the recording;
     a cluster is recorded member by member and reported with its cluster view.
 
-    Stopped early (Ctrl-C), it still reports on what it recorded."""
-    result, report = record_and_diagnose(request, stop_signals, warn)
-    write_report(report, request.fmt, request.output, protect=(*_saved(request, result), *request.logs))
+    The report's target is checked before anything is recorded; if writing it (or anything
+    after the recording) fails, the temporary recording is kept and named. Stopped early
+    (Ctrl-C), it still reports on what it recorded."""
+    from ckptdiag.workflows.report import check_output
+
+    if request.output is not None:
+        saved = () if request.record.output is None else (request.record.output,)
+        check_output(request.output, (*saved, *request.logs))  # before minutes of recording, not after
+    with kept_on_failure(warn) as scratch:
+        result, report = record_and_diagnose(request, stop_signals, warn, scratch)
+        write_report(report, request.fmt, request.output, protect=(*_saved(request, result), *request.logs))
     return result, exit_status(report.dx.severity, request.fail_on)
+
+
+@contextlib.contextmanager
+def kept_on_failure(warn: Warn) -> Iterator[Path]:
+    """A scratch directory for a recording made only to be diagnosed: removed when all went
+    well; kept, and named, when anything after the recording failed (the report could not be
+    written, the run was stopped): minutes of recording are never thrown away."""
+    import shutil
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="ckptdiag-diagnose-"))
+    try:
+        yield scratch
+    except BaseException:
+        kept = sorted(p for p in scratch.rglob("*.jsonl*") if not p.name.startswith("."))
+        if kept:
+            where = kept[0] if len(kept) == 1 else scratch
+            warn(f"note: the recording is kept: {where} ('ckptdiag report {where}' reports on it)")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _saved(request: DiagnoseRequest, result: RecordResult | ClusterResult) -> tuple[Path, ...]:
@@ -334,10 +370,11 @@ def _saved(request: DiagnoseRequest, result: RecordResult | ClusterResult) -> tu
 
 
 def record_and_diagnose(
-    request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn
+    request: DiagnoseRequest, stop_signals: StopSignals, warn: Warn, scratch: Path
 ) -> tuple[RecordResult | ClusterResult, Report | ClusterReport]:
-    """Record, then diagnose what was recorded: one server's report, or a cluster's."""
-    import tempfile
+    """Record (into --save, or ``scratch``), then diagnose what was recorded: one server's
+    report, or a cluster's."""
+    import shutil
 
     from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.errors import InputError, UsageError
@@ -351,27 +388,26 @@ def record_and_diagnose(
             "diagnose one member with its log (--uri mongodb://db1:27017 --log ...), or the cluster without",
         )
     check_logs(request.logs)  # before minutes of recording, not after
-    with tempfile.TemporaryDirectory(prefix="ckptdiag-diagnose-") as tmp:
-        path = request.record.output or Path(tmp) / ("members" if cluster else "diagnose.jsonl.gz")
-        try:
-            result = run_record(replace(request.record, output=path), stop_signals, warn)
-        except MongosTarget:
-            if request.record.output is not None or request.logs:
-                raise
-            warn("note: a mongos: diagnosing its shards' members instead (--discover)")
-            path = Path(tmp) / "members"
-            result = run_record(replace(request.record, output=path, discover=True), stop_signals, warn)
-        if result.samples < 2:
-            raise InputError(
-                f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
-            )
-        if isinstance(result, ClusterResult):
-            return result, _cluster_report(result, warn)
-        report = diagnose_window((path, *request.logs), None, None)
-        if request.record.output is None:
-            report = replace(
-                report, source=replace(report.source, path="live recording (not kept: --save FILE keeps it)")
-            )
+    path = request.record.output or scratch / ("members" if cluster else "diagnose.jsonl.gz")
+    try:
+        result = run_record(replace(request.record, output=path, protect=request.logs), stop_signals, warn)
+    except MongosTarget:
+        if request.record.output is not None or request.logs:
+            raise
+        warn("note: a mongos: diagnosing its shards' members instead (--discover)")
+        path = scratch / "members"
+        result = run_record(replace(request.record, output=path, discover=True), stop_signals, warn)
+    if result.samples < 2:
+        if request.record.output is None:  # nothing worth keeping
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        raise InputError(
+            f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
+        )
+    if isinstance(result, ClusterResult):
+        return result, _cluster_report(result, warn)
+    report = diagnose_window((path, *request.logs), None, None)
+    if request.record.output is None:
+        report = replace(report, source=replace(report.source, path="live recording (not kept: --save FILE keeps it)"))
     return result, report
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +12,7 @@ from ckptdiag.workflows import Warn
 
 if TYPE_CHECKING:
     from ckptdiag.facts import ServerFacts
+    from ckptdiag.outputs import Target
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.document import Report, ReportSource
     from ckptdiag.workflows.members import Member
@@ -326,38 +325,24 @@ def write_report(report: Report | ClusterReport, fmt: str, output: Path | None, 
     write_text_output(text, output, protect)
 
 
-def check_output(output: Path, inputs: tuple[Path, ...]) -> None:
-    """Refuse an output that is one of the files the inputs resolve to (directories expanded,
-    symlinks and hard links followed), or any recording: a report never replaces data."""
+def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:
+    """Refuse an output ckptdiag must not write (``outputs.check_target``: an input, anything
+    under an input directory, a device, a link), or any recording: a report never replaces data."""
     from ckptdiag.errors import OutputError
-    from ckptdiag.inputs import is_input
+    from ckptdiag.outputs import check_target
 
-    if is_input(output, inputs):
-        raise OutputError(f"{output} is one of the inputs", "write the report to another file")
-    if output.is_file() and recording.is_recording(output):
+    target = check_target(output, inputs)
+    if target.path is not None and target.exists and recording.is_recording(target.path):
         raise OutputError(f"{output} is a recording", "write the report to another file")
+    return target
 
 
 def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
-    """``text`` to stdout, or atomically to ``output`` (never over a recording or an input)."""
-    from ckptdiag.errors import OutputError
+    """``text`` to stdout, or through the guarded writer to ``output`` (never over a recording
+    or an input; an HTML page's secrets are replaced by the escaped marker)."""
+    from ckptdiag.outputs import STDOUT, write_text
+    from ckptdiag.redact import HTML_REDACTED, REDACTED
 
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    check_output(output, protect)
-    if output.is_dir():
-        raise OutputError(f"{output} is a directory", "give the report a file name, e.g. report.html")
-    tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, output)  # a reader (a mail job, a web server) never sees half a report
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(
-            f"cannot write {output}: {exc.strerror or exc}", "check the directory and its permissions"
-        ) from None
-    except BaseException:  # SIGTERM or Ctrl-C mid-write: no half-written temporary file stays behind
-        tmp.unlink(missing_ok=True)
-        raise
+    target = STDOUT if output is None else check_output(output, protect)
+    html = (output is not None and output.suffix.lower() in (".html", ".htm")) or text.lstrip().startswith("<!")
+    write_text(target, text, marker=HTML_REDACTED if html else REDACTED)
