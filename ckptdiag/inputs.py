@@ -28,7 +28,7 @@ def check_readable(path: Path, error: type[InputError] = InputError) -> os.stat_
     except FileNotFoundError:
         raise error(f"{path} does not exist", "check the path") from None
     except OSError as exc:
-        raise error(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+        raise error(f"cannot read {path}: {exc.strerror}", permission_hint(exc)) from None
     if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
         return st
     kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
@@ -36,6 +36,13 @@ def check_readable(path: Path, error: type[InputError] = InputError) -> os.stat_
         f"{path} is {kind}, not a file ckptdiag can read to its end",
         "copy the data into a regular file first, then give that file",
     )
+
+
+def permission_hint(exc: OSError) -> str:
+    """What to do about a file that cannot be read: as another user, when that is the reason."""
+    if isinstance(exc, PermissionError):
+        return "run ckptdiag as the user mongod runs as (e.g. 'sudo -u mongodb ckptdiag ...'), or give a copy"
+    return "check the path and its permissions"
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -22,7 +22,7 @@ from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
 from ckptdiag.sources.devices import DiskPlan
 from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
 from ckptdiag.sources.hostcpu import read_host_cpu
-from ckptdiag.sources.mongo import DISKS_KEY, LAG_KEY, ServerInfo, SourceLost
+from ckptdiag.sources.mongo import DISKS_KEY, LAG_KEY, BadReply, ServerInfo, SourceLost
 
 DiskReader = Callable[[], Mapping[str, tuple[DiskCounters, int]]]
 
@@ -164,6 +164,10 @@ class Sampler:
             result.stopped_by = "error"
             self._failure = exc.message
             raise
+        except Exception as exc:  # the end event tells the real reason, never "duration"
+            result.stopped_by = "error"
+            self._failure = f"unexpected {type(exc).__name__}: {str(exc)[:200]}"
+            raise
         finally:
             self._end(result)
         return result
@@ -218,6 +222,10 @@ class Sampler:
             result.gaps += 1
             self._event("gap", result, reason=str(exc), next_seq=state.seq)
             return
+        except BadReply as exc:  # still connected: the next tick asks again
+            result.gaps += 1
+            self._event("gap", result, reason=str(exc), next_seq=state.seq)
+            return
         if DISKS_KEY in doc:  # getDiagnosticData: the server host's own disks
             disks = doc.pop(DISKS_KEY) or disks
         lag = doc.pop(LAG_KEY, None)  # a replica-set member's lag, from replSetGetStatus
@@ -225,17 +233,24 @@ class Sampler:
         if state.restarted(doc):
             result.restarts += 1
             self._event("restart", result, next_seq=state.seq)
-        sample = build_sample(
-            doc,
-            seq=state.seq,
-            wall=wall,
-            mono=mono,
-            rtt_ms=rtt_ms,
-            skipped=state.pending_skip,
-            disks=disks,
-            host=host,
-            extra={catalogue.LAG_METRIC: lag} if lag is not None else None,
-        )
+        try:
+            sample = build_sample(
+                doc,
+                seq=state.seq,
+                wall=wall,
+                mono=mono,
+                rtt_ms=rtt_ms,
+                skipped=state.pending_skip,
+                disks=disks,
+                host=host,
+                extra={catalogue.LAG_METRIC: lag} if lag is not None else None,
+            )
+        except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as exc:  # a reply of the wrong shape
+            result.gaps += 1
+            self._event(
+                "gap", result, reason=f"unreadable reply: {type(exc).__name__}: {exc}"[:240], next_seq=state.seq
+            )
+            return
         if sample.get("wt_missing"):
             result.wt_missing += 1
         self._role_event(state, catalogue.replica_state(doc), result)

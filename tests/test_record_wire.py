@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import math
 import os
 import socket
 import subprocess
@@ -525,5 +526,45 @@ def test_the_compiled_reply_reader_refuses_damage_and_takes_the_last_of_a_repeat
                 pick.pick(bytes(bad), tree, whole)
     at = doc.index(b"\x02z\x00") + 3  # the skipped string's length, past the document's end
     long_string = doc[:at] + (1000).to_bytes(4, "little") + doc[at + 4 :]
-    with pytest.raises(mongo.SourceLost, match="unreadable serverStatus reply: damaged BSON at byte"):
+    with pytest.raises(mongo.BadReply, match="unreadable serverStatus reply: damaged BSON at byte"):
         mongo.read_reply(bson.raw_bson.RawBSONDocument(long_string))
+
+
+def test_record_survives_any_reply_and_the_end_event_tells_why_it_ended(tmp_path: Path) -> None:
+    """Replies of the wrong shape (NaN and infinite counters, a histogram bucket that is no
+    number, sections of the wrong type, a value nested far deeper than any sample) are each a
+    gap with its reason or a value left out; the recording goes on to its duration."""
+    base = load_status(VERSIONS[1])
+    moving = _moving(base)
+    deep: Any = 1
+    for _ in range(90):
+        deep = {"d": deep}
+
+    def status(n: int, b: dict[str, Any]) -> dict[str, Any]:
+        doc = moving(n, b)
+        doc = copy.deepcopy(doc)
+        if n == 1:
+            doc["opcounters"]["insert"] = float("nan")
+            doc["wiredTiger"]["cache"]["tracked dirty bytes in the cache"] = float("inf")
+        elif n == 2:
+            doc["opLatencies"]["writes"]["histogram"] = [{"micros": "x", "count": 1}]
+        elif n == 3:
+            doc["wiredTiger"] = "not a section"
+            doc["opcounters"] = [1, 2, 3]
+        elif n == 4:
+            doc["metrics"] = deep
+        return doc
+
+    out = tmp_path / "rec.jsonl.gz"
+    with replay(base, status=status) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "6", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "unexpected" not in proc.stderr
+    rec = read_recording(out)
+    end = rec.events[-1]
+    assert end["kind"] == "end" and end["reason"] == "duration" and "error" not in end
+    assert len(rec.samples) + end["gaps"] >= 6
+    assert len(rec.samples) >= 4  # the replies with a bad value still give their good ones
+    gaps = [e for e in rec.events if e["kind"] == "gap"]
+    assert gaps and all(e["reason"].startswith("unreadable reply") for e in gaps)
+    assert all(math.isfinite(v) for s in rec.samples for v in s["m"].values() if isinstance(v, float))

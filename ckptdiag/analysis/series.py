@@ -111,7 +111,10 @@ def histogram_p99_ms(frame: pd.DataFrame, kind: str, seam: np.ndarray) -> np.nda
     """p99 of each interval's operations from mongod's latency histograms (``hist.<kind>.<micros>``
     cumulative bucket counts): the lower bound of the bucket holding the 99th percentile, in ms."""
     prefix = f"hist.{kind}."
-    columns = sorted((int(c[len(prefix) :]), c) for c in frame.columns if c.startswith(prefix))
+    # a bucket's bound is a whole number of microseconds; any other (1.5: damage) is no bucket
+    columns = sorted(
+        (int(c[len(prefix) :]), c) for c in frame.columns if c.startswith(prefix) and c[len(prefix) :].isdigit()
+    )
     if not columns:
         return None
     counts = frame[[c for _, c in columns]].to_numpy(dtype="float64", na_value=np.nan)

@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
         # the reader of our stdout went away (| head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(ExitStatus.OK)
+    except PermissionError as exc:  # a file mongod's own user may read: FTDC is 0600 on most installs
+        _err(f"error: {permission_line(exc)}")
+        sys.exit(ExitStatus.ERROR)
     except Exception as exc:  # noqa: BLE001 - the one place that catches everything
         if debug:
             traceback.print_exc()
@@ -93,6 +96,15 @@ def main(argv: list[str] | None = None) -> None:
         restore_streams(streams)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def permission_line(exc: PermissionError) -> str:
+    """A refusal to read or write as one line, with what to do about it."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return (
+        f"permission denied:{where} (hint: run ckptdiag as the user mongod runs as, e.g. "
+        "'sudo -u mongodb ckptdiag ...', or give a copy of the files)"
+    )
 
 
 def _raise_on_sigterm() -> Any:

@@ -7,13 +7,15 @@ analysis time) or an ``"event"`` (gap, reconnect, restart, coverage, end). A nam
 is closed. Readers tolerate a torn last line and a missing gzip trailer: whatever was flushed
 before a crash is read back.
 
-The package: :mod:`.writer`, :mod:`.reader`, and :mod:`.columns` (samples as a frame).
+The package: :mod:`.writer`, :mod:`.reader`, :mod:`.header` (the first line, and what a
+recording is) and :mod:`.columns` (samples as a frame).
 """
 
 from __future__ import annotations
 
 from ckptdiag.recording.columns import _leaves, join_frames, samples_frame
-from ckptdiag.recording.reader import Recording, _jsonl, is_recording, read_header, read_recording
+from ckptdiag.recording.header import is_recording, read_header
+from ckptdiag.recording.reader import Recording, _jsonl, read_recording
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION, RecordingWriter, build_sample, header, utc_iso
 
 __all__ = [

@@ -251,8 +251,14 @@ def checked(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tupl
     return columns, (rejected, bad_times, unordered)
 
 
+LEAF_DEPTH = 32  # a sample nests 4 deep; anything deeper is damage, never recursed into
+
+
 def _leaves(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
-    """Every number, bool and null of a parsed line with its path, in document order."""
+    """Every number, bool and null of a parsed line with its path, in document order (nothing
+    below :data:`LEAF_DEPTH`: a line nested 900 deep costs its own values, not the run)."""
+    if len(path) > LEAF_DEPTH:
+        return []
     if isinstance(obj, dict):
         return [leaf for key, value in obj.items() for leaf in _leaves(value, (*path, key))]
     if isinstance(obj, list):

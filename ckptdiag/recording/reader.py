@@ -6,8 +6,6 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import re
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from ckptdiag import forking
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable, head, open_maybe_gzip
+from ckptdiag.inputs import check_readable
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 from ckptdiag.recording.columns import _Columns, _columns, _frame, checked, joined_columns, seq_of
 from ckptdiag.recording.gzipped import text_of
-from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION
+from ckptdiag.recording.header import check_is_recording, header_of
 
 
 @dataclass
@@ -87,31 +85,6 @@ class Recording:
             if count:
                 out.append(f"{self.path}: {count} " + what.format(s="s" if count != 1 else ""))
         return out
-
-
-def read_header(path: Path) -> dict[str, Any]:
-    """The header of a recording (its first line, read alone: a day's file is not inflated for it)."""
-    try:
-        with open_maybe_gzip(path) as fh:
-            line = fh.readline(1 << 20)
-    except (OSError, EOFError, zlib.error):
-        line = b""
-    return _header(path, line)[0]
-
-
-# a recording's line, however it is spaced: its header, or a sample or event (its header damaged)
-_RECORDING_LINE = re.compile(
-    rb'(?:^|\n)\s*\{\s*"type"\s*:\s*"(?:header|sample|event)"|"format"\s*:\s*"ckptdiag-recording"'
-)
-
-
-def is_recording(path: Path) -> bool:
-    """Whether ``path`` starts like a ckptdiag recording: a recording line in its first 64 KiB
-    (a header, or, when the header is damaged, a sample or an event), however it is spaced."""
-    first = head(path, 64 << 10)
-    if first is None:
-        return False
-    return _RECORDING_LINE.search(first) is not None
 
 
 try:  # a day of samples is 86,400 lines: orjson parses them ~4x faster than json
@@ -182,7 +155,7 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
             break
     else:
         line = b""
-    head, damage = _header(path, line or None)
+    head, damage = header_of(path, line or None)
     rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
     with _collector_paused():
         parts = _parsed_halves(text, at, end, number) if columns else [_parse_lines(text, at, end, number, False)]
@@ -195,7 +168,7 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
         blocks += part_blocks
     if columns:  # one join of every block: each column copied once
         rec.columns = joined_columns(blocks)
-    _check_is_recording(path, rec)
+    check_is_recording(path, rec)
     return rec
 
 
@@ -276,44 +249,6 @@ def _parse_block(lines: list[bytes], rec: Recording, number: int) -> list[dict[s
             except (ValueError, RecursionError):
                 _damaged(rec, n)
     return [obj for obj in parsed if type(obj) is dict]
-
-
-def _header(path: Path, line: bytes | None) -> tuple[dict[str, Any], str]:
-    """The header from the first line, and what was wrong with it ("" when nothing): a damaged
-    header costs only itself (its facts: version, options), never the samples after it. Only a
-    newer format, which this ckptdiag cannot read, is refused."""
-    try:
-        head = json.loads(line) if line else None
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than json's stack
-        head = None
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
-        return {}, "the first line is not a recording header (damaged): the samples were read without it"
-    version = head.get("format_version", 0)
-    if isinstance(version, bool) or not isinstance(version, (int, float)) or version != int(version):
-        head = {k: v for k, v in head.items() if k != "format_version"}
-        return (
-            head,
-            f"the header's format_version is {str(version)[:40]!r}, not a whole number (read as {FORMAT_VERSION})",
-        )
-    if version > FORMAT_VERSION:
-        raise InputError(
-            f"{path} uses recording format {head['format_version']}, newer than this ckptdiag",
-            "upgrade ckptdiag: pip install -U ckptdiag",
-        )
-    damage = [name for name in ("server", "source", "options", "disks") if not isinstance(head.get(name, {}), dict)]
-    if damage:
-        head = {k: v for k, v in head.items() if k not in damage}
-        return head, f"the header's {', '.join(damage)} {'is' if len(damage) == 1 else 'are'} not an object (left out)"
-    return head, ""
-
-
-def _check_is_recording(path: Path, rec: Recording) -> None:
-    """A file whose first line is no header and that holds no sample or event is not a recording."""
-    if rec.header_damage and not rec.sample_count and not rec.events:
-        raise InputError(
-            f"{path} is not a ckptdiag recording",
-            "give a file written by 'ckptdiag record -o', or an FTDC metrics file",
-        )
 
 
 NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
@@ -412,8 +347,8 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
 
     values, lines = _scanned(text, end)
     if not len(lines):
-        _check_is_recording(path, Recording(str(path), {}, header_damage="no line"))
-    head, damage = _header(path, text[lines[0, 0] : lines[0, 1]])
+        check_is_recording(path, Recording(str(path), {}, header_damage="no line"))
+    head, damage = header_of(path, text[lines[0, 0] : lines[0, 1]])
     rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
     lines = lines[1:]
     # one representative line per shape (hash, count); lines the scanner could not read
@@ -459,5 +394,5 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
         rec.damaged_lines = int(starts.size)
         rec.damaged_at = [_line_number(text, int(at)) for at in starts[:NAMED_DAMAGE]]
     rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
-    _check_is_recording(path, rec)
+    check_is_recording(path, rec)
     return rec

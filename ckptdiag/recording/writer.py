@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -73,7 +74,7 @@ def build_sample(
         "t": round(wall, 3),
         "mono": round(mono, 4),
         "rtt_ms": round(rtt_ms, 2),
-        "m": {**catalogue.extract(doc), **(host or {}), **(extra or {})},
+        "m": _finite({**catalogue.extract(doc), **(host or {}), **(extra or {})}),
     }
     server_ms = _epoch_ms(doc.get("localTime"))
     if server_ms is not None:
@@ -89,6 +90,12 @@ def build_sample(
     if disks:
         sample["disk"] = {name: counters.as_list(n) for name, (counters, n) in disks.items()}
     return sample
+
+
+def _finite(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The metrics without a NaN or infinite value (a damaged reply's: JSON cannot hold them, and
+    no counter is either); each is left out, as a metric the reply lacked."""
+    return {k: v for k, v in metrics.items() if not (isinstance(v, float) and not math.isfinite(v))}
 
 
 class LineSink(Protocol):

@@ -1,14 +1,20 @@
 """Support and Atlas downloads as they come: a ``.tar.gz``, ``.tgz``, ``.tar`` or ``.zip`` of a
 folder per host. Only FTDC files and recordings are taken out, each under its own folders inside
-a scratch directory (never outside it: no absolute paths, no ``..``, no links), within fixed
-limits checked while copying (an archive's own sizes are not trusted)."""
+a scratch directory (never outside it: no absolute paths, no ``..``, no links), within limits
+checked while copying (an archive's own sizes are not trusted): at most :data:`RATIO` times the
+archive's own size, and never more than :data:`MAX_TOTAL_BYTES`, is written to the scratch
+directory. Damage costs only what it touches: an archive cut short is read up to the cut, a
+member that cannot be read (damaged, encrypted, an unknown method) is skipped, a name given twice
+is read once; each is a note."""
 
 from __future__ import annotations
 
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -17,6 +23,27 @@ from ckptdiag.errors import InputError
 SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 MAX_FILE_BYTES = 1 << 30  # one file taken out (mongod's FTDC files are 10 MB by default)
 MAX_TOTAL_BYTES = 8 << 30  # everything taken out of one archive
+RATIO = 40  # FTDC and recordings are compressed already: a download inflates ~1-3x, never 40x
+FLOOR_BYTES = 64 << 20  # what any archive may inflate to, however small
+_MEMBER_ERRORS = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    EOFError,
+    OSError,
+    zlib.error,
+    RuntimeError,
+    NotImplementedError,
+    ValueError,
+)
+
+
+@dataclass
+class Unpacked:
+    """What was taken out of an archive: the folder, how many files, and what was met."""
+
+    root: Path
+    taken: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 def is_archive(path: Path) -> bool:
@@ -35,31 +62,58 @@ def _safe(name: str) -> PurePosixPath | None:
     return PurePosixPath(*parts) if parts else None
 
 
-def unpack(path: Path, into: Path) -> tuple[Path, int]:
+def unpack(path: Path, into: Path) -> Unpacked:
     """The FTDC files and recordings of the archive at ``path``, copied under ``into/<archive
-    name>/`` with their folders -> (that folder, files taken out)."""
-    root = into / path.name
-    root.mkdir(parents=True, exist_ok=True)
-    taken = total = 0
-    try:
-        for name, size, stream in _members(path):
-            rel = _safe(name)
-            if rel is None or not _wanted(name):
-                continue
-            if size > MAX_FILE_BYTES or total + size > MAX_TOTAL_BYTES:
+    name>/`` with their folders."""
+    out = Unpacked(into / path.name)
+    out.root.mkdir(parents=True, exist_ok=True)
+    budget = min(MAX_TOTAL_BYTES, max(FLOOR_BYTES, RATIO * path.stat().st_size))
+    total = 0
+    seen: set[PurePosixPath] = set()
+    members = _members(path)
+    while True:
+        try:
+            name, size, stream = next(members)
+        except StopIteration:
+            break
+        except _MEMBER_ERRORS as exc:  # the archive itself ends or is damaged here
+            if not out.taken:
                 raise InputError(
-                    f"{path}: {name} claims {size:,} bytes, over the limit of {MAX_FILE_BYTES:,} a file "
-                    f"and {MAX_TOTAL_BYTES:,} an archive",
-                    "unpack the archive yourself and give its folders",
-                )
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
+                    f"cannot read the archive {path}: {exc}", "check that the download is complete"
+                ) from None
+            out.notes.append(
+                f"{path}: the archive is cut short or damaged after {out.taken} files ({exc}): read up to there"
+            )
+            break
+        rel = _safe(name)
+        if rel is None or not _wanted(name):
+            continue
+        if rel in seen:
+            out.notes.append(f"{path}: {name} appears more than once: the first copy was read")
+            continue
+        seen.add(rel)
+        if size > MAX_FILE_BYTES or total + size > budget:
+            raise InputError(
+                f"{path}: {name} claims {size:,} bytes, over the limit of {budget:,} for this archive "
+                f"({RATIO}x its size)",
+                "unpack the archive yourself and give its folders",
+            )
+        target = out.root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
             with stream() as src, open(target, "wb") as dst:
-                total += _copy(src, dst, min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - total), path, name)
-            taken += 1
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
-        raise InputError(f"cannot read the archive {path}: {exc}", "check that the download is complete") from None
-    return root, taken
+                total += _copy(src, dst, min(MAX_FILE_BYTES, budget - total), path, name)
+        except _MEMBER_ERRORS as exc:
+            # what was copied before the damage stays (an FTDC file or recording cut short is read
+            # up to its cut); a member that gave nothing is dropped
+            if target.exists() and target.stat().st_size > 0:
+                out.taken += 1
+            else:
+                target.unlink(missing_ok=True)
+            out.notes.append(f"{path}: {name} cannot be read whole ({type(exc).__name__}: {exc}): skipped past it")
+            continue
+        out.taken += 1
+    return out
 
 
 def _copy(src: IO[bytes], dst: IO[bytes], limit: int, path: Path, name: str) -> int:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ckptdiag.redact import redact_assignments, redact_doc
 from ckptdiag.sanity import as_float
+from ckptdiag.sources.logshapes import COMMANDS, KINDS, QUOTED, past_documents, shape_name, shape_ns, shape_plan
 from ckptdiag.sources.mongodlog import LogLine, LogReport, Wanted, read_log
 
 # JSON message ids (stable across 4.4-8.x): mongod's logv2 ids
@@ -168,100 +169,8 @@ class LogEvents:
     cache_pressure: tuple[tuple[float, str], ...] = field(default_factory=tuple)  # (t, message)
 
 
-# What a slow operation may keep of its line: names from these sets, or "other"; a namespace
-# that is one; a plan summary whose key patterns hold only index types (1, -1, "hashed", ...).
-KINDS = frozenset({"command", "insert", "update", "remove", "delete", "query", "getmore"})
-COMMANDS = frozenset(
-    {
-        "abortTransaction",
-        "aggregate",
-        "applyOps",
-        "authenticate",
-        "buildInfo",
-        "bulkWrite",
-        "collMod",
-        "collStats",
-        "commitTransaction",
-        "compact",
-        "count",
-        "create",
-        "createIndexes",
-        "currentOp",
-        "dbStats",
-        "delete",
-        "distinct",
-        "drop",
-        "dropDatabase",
-        "dropIndexes",
-        "endSessions",
-        "explain",
-        "find",
-        "findAndModify",
-        "findandmodify",
-        "geoNear",
-        "getLastError",
-        "getMore",
-        "getmore",
-        "hello",
-        "insert",
-        "isMaster",
-        "ismaster",
-        "killCursors",
-        "killOp",
-        "listCollections",
-        "listDatabases",
-        "listIndexes",
-        "mapReduce",
-        "mapreduce",
-        "ping",
-        "query",
-        "refreshSessions",
-        "remove",
-        "renameCollection",
-        "replSetGetStatus",
-        "replSetHeartbeat",
-        "replSetUpdatePosition",
-        "serverStatus",
-        "update",
-        "validate",
-    }
-)
-_NAMESPACE = re.compile(r"[^\s\"'$/\\.]{1,64}(?:\.[^\s\"']{1,255})?")
-_PLAN_VALUE = re.compile(r'"([^"]*)"|-?\d+(?:\.\d+)?')
-_INDEX_TYPES = frozenset({"hashed", "text", "2d", "2dsphere", "geoHaystack", "columnstore"})
-_PLAN_MAX = 300
-
-
-def shape_name(name: str, known: frozenset[str]) -> str:
-    """A command's or an operation's name if it is one MongoDB has, else "other" (a line's
-    crafted or damaged name is never copied)."""
-    return name if name in known else "other"
-
-
-def shape_ns(ns: str) -> str:
-    """A namespace (``db.collection``) as it was written, or "" when it is not one."""
-    return ns if _NAMESPACE.fullmatch(ns) else ""
-
-
-def shape_plan(plan: str | None) -> str | None:
-    """A plan summary with every value in its key patterns that is not an index type replaced
-    (``IXSCAN { a: 1, b: "hashed" }`` stays; a string or number planted there does not)."""
-    if plan is None:
-        return None
-
-    def value(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            return m.group() if m.group(1) in _INDEX_TYPES else '"?"'
-        return m.group() if m.group() in ("1", "-1") else "?"
-
-    return _PLAN_VALUE.sub(value, plan[:_PLAN_MAX])
-
-
 _LEGACY_SLOW = re.compile(r"^(command|insert|update|remove|query|getmore)\s+(\S+)\s+(.*?)(\d+)ms\s*$")
 _LEGACY_COMMAND = re.compile(r"\s*command:\s+(\w+)\s+\{")  # the body's first field, before its document
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
-_BRACE = re.compile(r"[{}]")
-_LEADING_DOCUMENT = re.compile(r"\s*(?!planSummary\b)(?:\w+:\s*)?(?:\w+\s+)?\{")
 _LEGACY_PLAN = re.compile(r"planSummary:\s+(\w+(?:\s+\{[^}]*\})?(?:,\s*\w+(?:\s+\{[^}]*\})?)*)")
 _LEGACY_LOCK_WAIT = re.compile(r"timeAcquiringMicros:\s*\{([^}]*)\}")
 _LEGACY_STORAGE_WAIT = re.compile(r"timeWaitingMicros:\s*(\d+)")
@@ -423,9 +332,9 @@ def _slow_legacy(line: LogLine) -> SlowOp | None:
     # Only shapes leave the line: strings are blanked first (a brace, a field name or the word
     # "command:" inside one is a value's text), the command's name is the body's first field,
     # and the plan and waits are read past the leading documents (the command, query, update).
-    blanked = _QUOTED.sub(lambda q: q.group()[0] + "_" * (len(q.group()) - 2) + q.group()[0], body)  # same offsets
+    blanked = QUOTED.sub(lambda q: q.group()[0] + "_" * (len(q.group()) - 2) + q.group()[0], body)  # same offsets
     command = _LEGACY_COMMAND.match(blanked) if kind == "command" else None
-    start = _past_documents(blanked)
+    start = past_documents(blanked)
     rest = blanked[start:]
     plan_at = _LEGACY_PLAN.search(blanked, start) if start < len(blanked) else None
     plan = body[plan_at.start(1) : plan_at.end(1)] if plan_at else None  # an index's key pattern, as written
@@ -444,20 +353,3 @@ def _slow_legacy(line: LogLine) -> SlowOp | None:
             storage_ms=float(storage.group(1)) / 1000 if storage else None,
         ),
     )
-
-
-def _past_documents(text: str) -> int:
-    """Where ``text`` (strings blanked) goes on past its leading ``field: {...}`` documents,
-    which hold the operation's values; its end when one is not closed (nothing after it can be
-    told from a value)."""
-    at = 0
-    while (m := _LEADING_DOCUMENT.match(text, at)) is not None:
-        depth = 0
-        for brace in _BRACE.finditer(text, m.end() - 1):  # braces only: a long document is a few steps
-            depth += 1 if brace.group() == "{" else -1
-            if depth == 0:
-                at = brace.end()
-                break
-        else:
-            return len(text)
-    return at

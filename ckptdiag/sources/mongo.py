@@ -3,8 +3,8 @@
 With :mod:`.discovery` (which mongods a URI leads to) and :mod:`.refusals` (failures as errors),
 the only modules that import pymongo. Every failure a DBA can meet (unreachable, auth, missing
 privileges, mongos, MMAPv1, a server older than the driver) becomes a :class:`ConnectError` with
-a hint; a connection lost while sampling becomes :class:`SourceLost`, which the sampler turns
-into a recorded gap and a reconnect.
+a hint; a connection lost while sampling becomes :class:`SourceLost` (a gap and a reconnect),
+a reply that cannot be read :class:`BadReply` (a gap).
 """
 
 from __future__ import annotations
@@ -147,6 +147,13 @@ class ServerInfo:
 
 class SourceLost(Exception):
     """The connection dropped or timed out while sampling; the sampler records a gap."""
+
+
+class BadReply(Exception):
+    """A reply that could not be read (malformed BSON, a value of the wrong kind): a gap, still connected."""
+
+
+_UNREADABLE = (bson.errors.BSONError, ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError)
 
 
 def serverstatus_command(histograms: bool = True) -> SON[str, Any]:
@@ -318,6 +325,8 @@ class MongoSource:
             if self._lag:
                 doc[LAG_KEY] = self._lag_ms()
             return doc
+        except _UNREADABLE as exc:
+            raise BadReply(f"unreadable reply: {type(exc).__name__}: {str(exc)[:200]}") from None
         except OperationFailure as exc:
             if exc.code in (UNAUTHORIZED, AUTH_FAILED):
                 raise operation_error(exc, self.options.display()) from None
@@ -344,8 +353,7 @@ _LAZY: CodecOptions[Mapping[str, Any]] = CodecOptions(document_class=RawBSONDocu
 
 
 def _tree(paths: Iterable[tuple[str, ...]]) -> _Tree:
-    """Paths as the compiled reader's tree: (key, sub-tree or None for the whole value) pairs; a
-    path taken whole covers the longer paths under it."""
+    """Paths as the compiled reader's tree: (key, sub-tree or None: the whole value) pairs."""
     nested: dict[str, Any] = {}
     for path in sorted(paths, key=len):
         node = nested
@@ -380,18 +388,16 @@ def read_reply(reply: Mapping[str, Any]) -> dict[str, Any]:
             picked: dict[str, Any] = _bsonpick.pick(reply.raw, _READ, _whole)
             return picked
         except ValueError as exc:
-            raise SourceLost(f"unreadable serverStatus reply: {exc}") from None
+            raise BadReply(f"unreadable serverStatus reply: {exc}") from None
     return dict(reply)
 
 
-# the server parameters the settings in force are read from (engine_config.py)
-PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")
+PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")  # engine_config.py reads
 
 
 @dataclass(frozen=True)
 class _Identity:
-    """The replies read once a connection: serverStatus, buildInfo, getCmdLineOpts, hostInfo and
-    getParameter (the last two empty where not allowed)."""
+    """serverStatus, buildInfo, getCmdLineOpts, hostInfo, getParameter (last two: {} if refused)."""
 
     status: dict[str, Any]
     build: dict[str, Any]
@@ -401,8 +407,7 @@ class _Identity:
 
 
 def _server_info(replies: _Identity, address: str, target: str) -> ServerInfo:
-    """The identity in the replies of :meth:`MongoSource._identity`; a mongos or a server without
-    WiredTiger is refused with a hint."""
+    """The identity in the replies; a mongos or a server without WiredTiger is refused with a hint."""
     status, build, cmdline = replies.status, replies.build, replies.cmdline
     engine = (status.get("storageEngine") or {}).get("name")
     if str(status.get("process", "")).startswith("mongos"):
@@ -426,15 +431,14 @@ def _server_info(replies: _Identity, address: str, target: str) -> ServerInfo:
         cmdline=redact_doc({k: v for k, v in cmdline.items() if k != "ok"}),
         build=_subset(build, ("version", "gitVersion", "allocator", "bits", "modules", "storageEngines", "openssl")),
         host_info=redact_doc(_host_subset(replies.host_info)),
-        parameters={k: v for k, v in replies.parameters.items() if k != "ok"},
+        parameters=redact_doc({k: v for k, v in replies.parameters.items() if k != "ok"}),
         address=address,
         is_local=_is_local_address(address),
     )
 
 
 def _host_subset(host_info: Mapping[str, Any]) -> dict[str, Any]:
-    system = host_info.get("system", {}) or {}
-    os_ = host_info.get("os", {}) or {}
+    system, os_ = host_info.get("system", {}) or {}, host_info.get("os", {}) or {}
     return {
         "hostname": system.get("hostname"),
         "mem_size_mb": system.get("memSizeMB"),

@@ -253,8 +253,14 @@ def _json_time(value: Any) -> float | None:
     date = value.get("$date") if isinstance(value, dict) else None
     if isinstance(date, str):
         return parse_time(date)
-    if isinstance(date, dict) and isinstance(date.get("$numberLong"), str):  # outside 1970-9999
-        return None
+    if isinstance(date, dict):  # mongod writes {"$numberLong": "<ms>"} outside 1970-9999 (relaxed Extended JSON)
+        millis = date.get("$numberLong")
+        try:
+            return int(millis) / 1000 if isinstance(millis, str) and len(millis) <= 20 else None
+        except ValueError:
+            return None
+    if isinstance(date, int | float) and not isinstance(date, bool):  # canonical: milliseconds as a number
+        return float(date) / 1000
     return None
 
 

@@ -15,14 +15,20 @@ from ckptdiag.report.logsection import LogSection
 from ckptdiag.sources.logevents import LogEvents, scan_logs
 from ckptdiag.sources.mongodlog import LogReport, parse_line
 
+LOG_PEEK = 1 << 20  # what is read of a file to tell whether it is a mongod log
+LOG_LINES_PEEKED = 20
+
 
 def is_log(path: Path) -> bool:
     """Whether ``path`` is a mongod log (plain or gzip): its first line is one, in either format."""
-    start = head(path, 1 << 16)
+    start = head(path, LOG_PEEK)
     if start is None:
         return False
-    first = next((line for line in start.split(b"\n") if line.strip()), b"")
-    return parse_line(first) is not None
+    lines = [line for line in start.split(b"\n") if line.strip()]
+    if len(start) >= LOG_PEEK and lines:
+        lines = lines[:-1]  # the last may be cut by the peek
+    # the first line may be longer than the peek (a huge slow query): any of the first few tells
+    return any(parse_line(line) is not None for line in lines[:LOG_LINES_PEEKED])
 
 
 def is_log_dir(path: Path) -> bool:

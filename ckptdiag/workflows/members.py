@@ -24,10 +24,11 @@ def _has_ftdc(path: Path) -> bool:
     return any(p.name.startswith("metrics.") for p in path.iterdir() if p.is_file())
 
 
-def expand_bundles(paths: tuple[Path, ...], scratch: Path | None = None) -> list[Path]:
+def expand_bundles(paths: tuple[Path, ...], scratch: Path | None = None, notes: list[str] | None = None) -> list[Path]:
     """The inputs with every bundle folder (no metrics.* of its own, but folders that hold them,
     directly or in a ``diagnostic.data`` below: a support or Atlas download) replaced by those
-    folders; an archive of one (``.tar.gz``, ``.zip``) is unpacked into ``scratch`` first."""
+    folders; an archive of one (``.tar.gz``, ``.zip``) is unpacked into ``scratch`` first (what
+    unpacking met goes to ``notes``)."""
     from ckptdiag.errors import InputError
     from ckptdiag.inputs import check_readable
     from ckptdiag.sources.archives import is_archive, unpack
@@ -39,7 +40,10 @@ def expand_bundles(paths: tuple[Path, ...], scratch: Path | None = None) -> list
         if is_archive(given):
             if scratch is None:
                 raise InputError(f"{given} is an archive", "unpack it, or give it to 'ckptdiag report'")
-            path, taken = unpack(given, scratch)
+            unpacked = unpack(given, scratch)
+            path, taken = unpacked.root, unpacked.taken
+            if notes is not None:
+                notes += unpacked.notes
             if not taken:
                 raise InputError(
                     f"{given} holds no FTDC file or recording", "give a support download of diagnostic.data"
@@ -104,7 +108,7 @@ def _host_port(doc: dict[str, Any]) -> str | None:
     return f"{host}:{port if isinstance(port, int) else 27017}"
 
 
-def group_members(paths: tuple[Path, ...], scratch: Path | None = None) -> list[Member]:
+def group_members(paths: tuple[Path, ...], scratch: Path | None = None, notes: list[str] | None = None) -> list[Member]:
     """The inputs by member, in the order they were given. Inputs that do not name their member
     (mongod logs, files without metadata) belong to the one member when there is one, else each
     is named by its folder."""
@@ -112,7 +116,7 @@ def group_members(paths: tuple[Path, ...], scratch: Path | None = None) -> list[
 
     named: dict[str, list[Path]] = {}
     logs: list[Path] = []
-    for path in expand_bundles(paths, scratch):
+    for path in expand_bundles(paths, scratch, notes):
         if is_log_input(path):
             logs.append(path)
         else:  # files without metadata: named by their folder

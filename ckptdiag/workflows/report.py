@@ -195,7 +195,10 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     if request.output is not None:
         check_output(request.output, request.paths)  # before the work, and again before the write
     with tempfile.TemporaryDirectory(prefix="ckptdiag-unpacked-") as scratch:  # archives, for this run only
-        members = group_members(request.paths, Path(scratch))
+        notes: list[str] = []
+        members = group_members(request.paths, Path(scratch), notes)
+        for note in notes:
+            warn(f"note: {note}")
         if len(members) > 1:
             return _run_cluster(request, members, warn)
         recordings, ftdc, logs = _split_inputs(members[0].paths)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable
+from ckptdiag.inputs import check_readable, permission_hint
 from ckptdiag.sources.ftdc.deltas import decode_chunk
 from ckptdiag.sources.ftdc.reference import _I32, _I64, Selection
 
@@ -154,7 +154,7 @@ def _file_bytes(path: Path) -> bytes:
     try:
         buf = path.read_bytes()
     except OSError as exc:
-        raise FtdcError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+        raise FtdcError(f"cannot read {path}: {exc.strerror}", permission_hint(exc)) from None
     if len(buf) >= 5 and _I32.unpack_from(buf, 0)[0] > len(buf) * 4 + 64:
         raise FtdcError(
             f"{path} is not an FTDC file (byte 0 is not a BSON document)",
@@ -184,7 +184,10 @@ def metric_files(path: Path) -> list[Path]:
     """The metrics files of a diagnostic.data directory in time order (interim last), or [path]."""
     st = check_readable(path, FtdcError)
     if stat.S_ISDIR(st.st_mode):
-        files = sorted(p for p in path.iterdir() if p.name.startswith("metrics.") and p.is_file())
+        try:
+            files = sorted(p for p in path.iterdir() if p.name.startswith("metrics.") and p.is_file())
+        except OSError as exc:
+            raise FtdcError(f"cannot list {path}: {exc.strerror}", permission_hint(exc)) from None
         archives = [p for p in files if p.name != "metrics.interim"]
         interim = [p for p in files if p.name == "metrics.interim"]
         if not files:
