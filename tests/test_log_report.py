@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import mongod_line
 from ftdc_writer import SimServer, write_ftdc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ckptdiag.workflows.report import diagnose_window
 
@@ -322,3 +324,102 @@ def test_planted_values_in_every_field_of_either_format_never_reach_a_report(tmp
     ops = events.slow_ops
     assert {ops[i].command for i in range(len(ops))} == {"find", "remove", "update", "insert"}
     assert {ops[i].plan for i in range(len(ops))} <= {"IXSCAN { a: 1 }", "COLLSCAN", "IXSCAN { card: 1 }", None}
+
+
+def test_a_line_stamped_1970_is_a_note_not_decades_of_bins(tmp_path: Path) -> None:
+    """A start-up line stamped before the clock was set (1970), and lines stamped in year 1 and
+    9999: the window is the other lines', and memory is the lines', not the span's."""
+    lines = [
+        mongod_line("1970-01-01T00:00:05.000+00:00", "CONTROL", 4615611, "initandlisten", "MongoDB starting", {}),
+        *(_slow(10.0 + 7 * i, 150, "insert", 1.0) for i in range(40)),
+        mongod_line("9999-12-31T00:00:00.000+00:00", "CONTROL", 4615611, "initandlisten", "MongoDB starting", {}),
+    ]
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", _PEAK, "report", str(log), "-f", "json", "--fail-on", "never"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["window"]["start"].startswith(_iso(10.0)[:10]) and doc["window"]["end"].startswith(_iso(10.0)[:4])
+    assert "2 lines stamped outside 2009 to a year from now (1970-01-01)" in proc.stderr
+    peak_mb = int(proc.stderr.rsplit("peak_kb=", 1)[1]) / 1024
+    assert peak_mb < 400, peak_mb  # the 56 years of 10 s bins alone would be 1.4 GB
+
+
+# ckptdiag in this process, then its peak RSS on stderr (a child's own: not the test runner's)
+_PEAK = (
+    "import resource, sys\n"
+    "from ckptdiag.cli import main\n"
+    "try:\n    main(sys.argv[1:])\n"
+    "finally:\n"
+    "    sys.stderr.write(f'peak_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}')\n"
+)
+
+
+def test_json_log_dates_as_numberlong_and_a_first_line_past_the_peek_are_read(tmp_path: Path) -> None:
+    lines = []
+    for i in range(30):
+        line = json.loads(_slow(10.0 + 5 * i, 150, "insert", 1.0))
+        line["t"] = {"$date": {"$numberLong": str(int((T0 + 10.0 + 5 * i) * 1000))}}
+        lines.append(json.dumps(line))
+    first = json.loads(_slow(5.0, 150, "insert", 1.0))
+    first["attr"]["pad"] = "x" * (2 << 20)  # longer than the first MiB read to tell a log
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join([json.dumps(first), *lines]) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", "json", "--fail-on", "never"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["log"]["slow_ops"] == 31
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    times=st.lists(st.floats(0, 5_000, allow_nan=False), min_size=1, max_size=300),
+    burst=st.lists(st.floats(0, 20, allow_nan=False), max_size=80),
+    at=st.floats(0, 5_000),
+    pad=st.tuples(st.floats(0, 100), st.floats(0, 100)),
+)
+def test_sparse_bins_find_the_bursts_dense_bins_find(
+    times: list[float], burst: list[float], at: float, pad: tuple[float, float]
+) -> None:
+    """Property: bursts from the bins that hold an operation equal those of every bin of the window."""
+    import numpy as np
+
+    from ckptdiag.analysis.logonly import BURST_BIN_S, BURST_FACTOR, BURST_MIN_OPS, slow_bursts
+
+    class Ops:
+        def __init__(self, t: np.ndarray) -> None:
+            self.t = t
+
+        def __len__(self) -> int:
+            return int(self.t.size)
+
+    t = np.sort(np.array(times + [at + b for b in burst]))
+    start, end = float(t.min()) - pad[0], float(t.max()) + pad[1]
+    if end <= start:  # one instant: no window, no burst
+        assert slow_bursts(Ops(t), start, end) == ()  # type: ignore[arg-type]
+        return
+    edges = np.arange(start, end + BURST_BIN_S, BURST_BIN_S)
+    sparse = slow_bursts(Ops(t), start, end)  # type: ignore[arg-type]
+    if edges.size < 2:  # a window shorter than float steps: every bin of it is none (numpy's median warns)
+        return
+    counts, _ = np.histogram(t, bins=edges)
+    usual = float(np.median(counts))
+    hot = (counts >= BURST_MIN_OPS) & (counts >= BURST_FACTOR * max(usual, 1.0))
+    dense: list[tuple[float, float, int]] = []
+    for i in np.flatnonzero(hot).tolist():
+        if dense and dense[-1][1] == float(edges[i]):
+            dense[-1] = (dense[-1][0], float(edges[i + 1]), dense[-1][2] + int(counts[i]))
+        else:
+            dense.append((float(edges[i]), float(edges[i + 1]), int(counts[i])))
+
+    assert [n for *_, n in sparse] == [n for *_, n in dense]
+    assert np.allclose([b[:2] for b in sparse], [b[:2] for b in dense]) if dense else not sparse

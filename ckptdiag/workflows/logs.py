@@ -8,27 +8,43 @@ from pathlib import Path
 
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.facts import ServerFacts
-from ckptdiag.inputs import head
 from ckptdiag.recording import utc_iso
 from ckptdiag.report.logonly import LogOnlyReport
 from ckptdiag.report.logsection import LogSection
 from ckptdiag.sources.logevents import LogEvents, scan_logs
-from ckptdiag.sources.mongodlog import LogReport, parse_line
+from ckptdiag.sources.mongodlog import MAX_LINE, LogReport, parse_line
 
-LOG_PEEK = 1 << 20  # what is read of a file to tell whether it is a mongod log
-LOG_LINES_PEEKED = 20
+LOG_LINES_PEEKED = 20  # the first lines that may tell a mongod log (any one of them will)
+LOG_PEEK_BYTES = 64 << 20  # read at most this much to find them (a first line may be a 2 MB query)
 
 
 def is_log(path: Path) -> bool:
-    """Whether ``path`` is a mongod log (plain or gzip): its first line is one, in either format."""
-    start = head(path, LOG_PEEK)
-    if start is None:
+    """Whether ``path`` is a mongod log (plain or gzip): one of its first lines is one, in either
+    format (the first may be longer than any peek: a huge slow query)."""
+    import zlib
+
+    from ckptdiag.inputs import open_maybe_gzip
+
+    try:
+        with open_maybe_gzip(path) as fh:
+            budget = LOG_PEEK_BYTES
+            for _ in range(LOG_LINES_PEEKED):
+                line = fh.readline(MAX_LINE + 1)
+                budget -= len(line)
+                if not line:
+                    return False
+                if len(line) > MAX_LINE:  # too long to be a log line: past its end, to the next
+                    while not line.endswith(b"\n") and budget > 0 and line:
+                        line = fh.readline(1 << 20)
+                        budget -= len(line)
+                    continue
+                if parse_line(line) is not None:
+                    return True
+                if budget <= 0:
+                    return False
+    except (OSError, EOFError, zlib.error):
         return False
-    lines = [line for line in start.split(b"\n") if line.strip()]
-    if len(start) >= LOG_PEEK and lines:
-        lines = lines[:-1]  # the last may be cut by the peek
-    # the first line may be longer than the peek (a huge slow query): any of the first few tells
-    return any(parse_line(line) is not None for line in lines[:LOG_LINES_PEEKED])
+    return False
 
 
 def is_log_dir(path: Path) -> bool:
