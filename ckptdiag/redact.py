@@ -56,7 +56,11 @@ _VALUE = re.compile(
     r"""[^\s,;&()"'{}\[\]\\<>]+|<redacted>""",
     re.S,
 )
-_URI_TOKEN = re.compile(r"[^\s\"'<>`]*")
+# a URI runs to whitespace, <, >, a backtick, or a quote that closes a string (one followed by a
+# separator): a quote inside a typed password is still the password
+_URI_TOKEN = re.compile(r"""(?:[^\s"'<>`]|["'](?![\s,;:})\].]|$))*""")
+_WORD = re.compile(r"\S*")
+_STRUCTURE = re.compile(r"""["'][,:}\]]|</?[A-Za-z]+>|><""")
 _GROUP_MAX = 4096  # a nested group longer than this is not a config group: the rest of the line goes
 _MIN_REMEMBERED = 6  # shorter literals would blank ordinary words; the grammars still catch them
 
@@ -130,6 +134,8 @@ def _uri_edits(text: str, lower: str, marker: str) -> list[tuple[int, int, str]]
             start = after + 3
             token = _URI_TOKEN.match(text, start)
             end = token.end() if token else start
+            if "@" not in text[start:end]:  # a password typed with a < or a quote: to its @, if it is near
+                end = _credentials_end(text, start, end)
             credentials, sign, _rest = text[start:end].rpartition("@")
             if sign:
                 user, colon, _password = credentials.partition(":")
@@ -140,6 +146,17 @@ def _uri_edits(text: str, lower: str, marker: str) -> list[tuple[int, int, str]]
         else:
             at = lower.find("mongodb", at + 1)
     return edits
+
+
+def _credentials_end(text: str, start: int, end: int) -> int:
+    """Past a URI's ``@`` that the token before ``end`` did not reach: the next ``@`` in the same
+    word, unless what lies between closes a string, a field or a tag (JSON, HTML)."""
+    word = _WORD.match(text, start)
+    at = text.find("@", end, word.end() if word else end)
+    if at < 0 or _STRUCTURE.search(text, end, at):
+        return end
+    token = _URI_TOKEN.match(text, at)
+    return token.end() if token else at + 1
 
 
 def _name_edits(text: str, lower: str, marker: str) -> list[tuple[int, int, str]]:

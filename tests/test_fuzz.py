@@ -4,6 +4,7 @@ a planted secret through. ``benchmarks/fuzz_inputs.py`` runs the same properties
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 import zlib
@@ -176,3 +177,265 @@ def test_no_config_or_argv_redaction_ever_shows_the_secret(secret: str, name: st
         },
     }
     assert secret not in repr(redact_doc(doc))
+
+
+# every spelling a secret comes in, as a format string over the name and the value
+_SPELLINGS = (
+    "{n}={v}",
+    "{n}:{v}",
+    "{n} = {v}",
+    '"{n}"="{v}"',
+    '"{n}":"{v}"',
+    '"{n}": "{v}"',
+    "'{n}'='{v}'",
+    '\\"{n}\\"=\\"{v}\\"',  # inside a JSON string
+    '{n}=\\"{v}\\"',
+    "&quot;{n}&quot;=&quot;{v}&quot;",  # inside an HTML page
+    "{n}=&quot;{v}&quot;",
+    "--{n} {v}",
+    "--{n}={v}",
+    "encryption=({n}={v},name=AES256-CBC)",
+    "{n}=(local=(key={v}))",
+    "{n}:\n  {v}",
+)
+_NAMES = st.sampled_from(
+    [
+        "secretkey",
+        "keyid",
+        "SecretKey",
+        "ldapQueryPassword",
+        "ldapBindPassword",
+        "tlsCertificateKeyFilePassword",
+        "kmipClientCertificatePassword",
+        "password",
+        "pwd",
+        "awsSessionToken",
+        "kmsProviders",
+        "security.kmip.clientCertificatePassword",
+    ]
+)
+_AROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
+
+
+@BUDGET
+@given(
+    _NAMES,
+    _secret.filter(lambda s: not set(s) & set(",()=\"\\' \n\t&;{}[]<>:=") and len(s) >= 3),
+    st.sampled_from(_SPELLINGS),
+    _AROUND,
+    _AROUND,
+    st.sampled_from(["<redacted>", "&lt;redacted&gt;"]),
+)
+def test_the_boundary_redactor_hides_every_spelling_of_a_secret(
+    name: str, secret: str, spelling: str, before: str, after: str, marker: str
+) -> None:
+    """Property: whatever surrounds it, a secret written in any of WiredTiger's, MongoDB's, JSON's,
+    HTML's or a command line's spellings never passes redact_text; and redacting twice changes
+    nothing more."""
+    from ckptdiag.redact import redact_text
+
+    text = f"{before} {spelling.format(n=name, v=secret)} {after}"
+    shown = redact_text(text, marker)
+    assert secret not in shown.replace(before, "").replace(after, ""), (text, shown)
+    assert redact_text(shown, marker) == shown
+
+
+@BUDGET
+@given(_secret, st.sampled_from(["/", "?", "#", "@", ":", "%", " x"]), _AROUND)
+def test_the_boundary_redactor_hides_a_uris_password_however_malformed(secret: str, bad: str, around: str) -> None:
+    from ckptdiag.redact import redact_text
+
+    password = f"{secret}{bad}{secret[::-1]}"
+    if any(c.isspace() for c in password):
+        password = password.split()[0]
+    text = f"{around} connect to mongodb://mon:{password}@db1:27017,db2/?authSource=admin failed {around}"
+    shown = redact_text(text)
+    assert password not in shown.replace(around, "")
+
+
+def test_the_boundary_redactor_changes_no_real_report() -> None:
+    """No false secret: every report ckptdiag writes of the shared real data, in every format, is
+    the same text before and after the redactor (a field called "passes", a word "token", a
+    metric's name, an index's key pattern are not secrets)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import SHARED_DATA
+
+    from ckptdiag.redact import HTML_REDACTED, redact_text
+
+    files = (
+        sorted((SHARED_DATA / "ftdc").glob("*metrics.*"))[:3]
+        + sorted((SHARED_DATA / "logs" / "mtools").glob("*.log"))[:3]
+    )
+    if not files:
+        pytest.skip("shared data not available")
+    for path in files:
+        for fmt in ("json", "md", "html"):
+            proc = subprocess.run(
+                [sys.executable, "-c", _UNREDACTED, "report", str(path), "-f", fmt, "--fail-on", "never"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            if proc.returncode != 0:
+                continue
+            text = proc.stdout
+            marker = HTML_REDACTED if fmt == "html" else "<redacted>"
+            assert redact_text(text, marker) == text, (path.name, fmt)
+            if fmt == "json":
+                json.loads(text)
+
+
+# a report rendered with the output boundary's redaction switched off: what the redactor is given
+_UNREDACTED = (
+    "import sys\n"
+    "import ckptdiag.redact as r\n"
+    "import ckptdiag.outputs as o\n"
+    "import ckptdiag.cli.output as c\n"
+    "identity = lambda text, marker=r.REDACTED: text\n"
+    "o.redact_text = identity\n"
+    "c.redact_text = identity\n"
+    "from ckptdiag.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+# ---- every other input kind: logs, archives, hosts files, live replies ----------------------------
+
+_LOG_LINES = (
+    b'{"t":{"$date":"2026-11-01T00:00:01.000Z"},"s":"I","c":"STORAGE","id":22430,"ctx":"Checkpointer",'
+    b'"msg":"WiredTiger message","attr":{"message":"saving checkpoint snapshot min: 1"}}',
+    b'{"t":{"$date":"2026-11-01T00:00:02.000Z"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn1",'
+    b'"msg":"Slow query","attr":{"type":"command","ns":"a.b","command":{"insert":"b"},"durationMillis":150,'
+    b'"locks":{"Global":{"timeAcquiringMicros":{"w":1000}}},"planSummary":"IXSCAN { a: 1 }"}}',
+    b'2019-06-18T11:58:58.391+0100 I COMMAND  [conn1] command a.b command: find { find: "b", filter: '
+    b'{ x: "command: 4111" } } planSummary: IXSCAN { a: 1 } locks:{ Global: { timeAcquiringMicros: { r: 9 } } } 150ms',
+    b"2019-06-18T11:58:59.391+0100 I STORAGE  [WTCheckpointThread] Checkpoint took 3 seconds",
+)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(st.sampled_from(_LOG_LINES), min_size=1, max_size=30),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=6),
+    st.booleans(),
+    st.floats(0.1, 1.0),
+)
+def test_any_log_reads_or_is_a_named_error(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], flips: list[tuple[int, int]], gz: bool, keep: float
+) -> None:
+    """Logs of either format with bytes changed, and gzip logs cut anywhere: a report or a
+    named error, never anything else."""
+    import gzip
+
+    from ckptdiag.workflows.logs import log_only_report
+
+    blob = bytearray(b"\n".join(lines) + b"\n")
+    for at, value in flips:
+        blob[at % len(blob)] = value
+    data = gzip.compress(bytes(blob)) if gz else bytes(blob)
+    path = tmp_path_factory.mktemp("log") / ("mongod.log.gz" if gz else "mongod.log")
+    path.write_bytes(data[: max(1, int(len(data) * keep))])
+    with contextlib.suppress(CkptdiagError):
+        log_only_report([path], None, None)
+
+
+def _support_archive(root: Path, kind: str) -> bytes:
+    import io
+    import tarfile
+    import zipfile
+
+    from ftdc_writer import SimServer, write_ftdc
+
+    ftdc = root / "metrics.2026-11-01T00-00-00Z-00000"
+    if not ftdc.exists():
+        write_ftdc(ftdc, SimServer(checkpoints=[(30, 32)]), [float(i) for i in range(80)])
+    body = ftdc.read_bytes()
+    out = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("h1/diagnostic.data/" + ftdc.name, body)
+            z.writestr("h2/diagnostic.data/" + ftdc.name, body)
+    else:
+        with tarfile.open(fileobj=out, mode="w:gz") as t:
+            for host in ("h1", "h2"):
+                info = tarfile.TarInfo(f"{host}/diagnostic.data/{ftdc.name}")
+                info.size = len(body)
+                t.addfile(info, io.BytesIO(body))
+    return out.getvalue()
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(["zip", "tar.gz"]),
+    st.lists(st.tuples(st.integers(0, 100_000), st.integers(0, 255)), max_size=8),
+    st.floats(0.05, 1.0),
+)
+def test_any_archive_unpacks_or_is_a_named_error(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, flips: list[tuple[int, int]], keep: float
+) -> None:
+    """A support download with bytes changed or cut anywhere: what can be read is taken out (within
+    the bound), or a named error."""
+    from ckptdiag.errors import InputError
+    from ckptdiag.sources import archives
+
+    d = tmp_path_factory.mktemp("arch")
+    blob = bytearray(_support_archive(d, kind))
+    for at, value in flips:
+        blob[at % len(blob)] = value
+    path = d / f"support.{kind}"
+    path.write_bytes(bytes(blob[: max(1, int(len(blob) * keep))]))
+    try:
+        out = archives.unpack(path, d / "scratch")
+    except InputError:
+        return
+    written = sum(p.stat().st_size for p in (d / "scratch").rglob("*") if p.is_file())
+    assert written <= max(archives.FLOOR_BYTES, archives.RATIO * path.stat().st_size)
+    assert out.taken <= 2
+
+
+@BUDGET
+@given(st.text(max_size=300))
+def test_any_hosts_file_reads_or_is_a_named_error(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    from ckptdiag.workflows.fleet import read_hosts
+
+    path = tmp_path_factory.mktemp("hosts") / "hosts.txt"
+    path.write_text(text, encoding="utf-8")
+    try:
+        hosts = read_hosts(path)
+    except CkptdiagError:
+        return
+    for host in hosts:
+        assert "@" not in host.name  # never the credentials
+
+
+_JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+_SECTIONS = st.sampled_from(["opcounters", "wiredTiger", "opLatencies", "metrics", "connections", "localTime", "repl"])
+
+
+@BUDGET
+@given(st.dictionaries(_SECTIONS, _JSONISH, max_size=6), st.data())
+def test_any_reply_is_a_sample_or_a_gap(reply: dict, data: st.DataObject) -> None:  # type: ignore[type-arg]
+    """Property: a serverStatus reply of any shape (sections of the wrong type, NaN, 70-bit
+    integers, deep nesting) becomes a sample that is valid JSON, or raises only what the sampler
+    turns into a gap with its reason."""
+    from fakes import status_doc
+
+    from ckptdiag.recording import build_sample
+
+    doc = {**status_doc(3), **reply}
+    try:
+        sample = build_sample(doc, seq=0, wall=1.0, mono=1.0, rtt_ms=1.0)
+    except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
+        return  # the sampler's gap (recorder._take)
+    json.dumps(sample, allow_nan=False, default=str)

@@ -318,3 +318,11 @@ def test_gzip_recording_written_through_the_guard_reads_back(tmp_path: Path) -> 
     w.close()
     with gzip.open(path, "rt") as fh:
         assert len(fh.read().splitlines()) == 4
+
+
+def test_a_hosts_files_terminal_escapes_never_reach_the_terminal(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("db1\x1b]0;owned\x07\x1b[2J:27017\n")
+    proc = run_cli("diagnose", "--hosts", str(hosts), "-d", "2", "-f", "json")
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr, proc.stderr
+    assert proc.returncode in (1, 2)

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from typing import Any
 
 import click
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     previous = _raise_on_sigterm()
     streams = guard_streams()  # every string printed passes the redactor, a click error's too
+    # NaN where data is missing is expected and handled (nan-aware maths, counted as damage):
+    # numpy's warning about it would be noise on a DBA's terminal and in a cron mail
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numpy(\..*)?$")
     try:
         # outside standalone mode click returns ctx.exit()'s code instead of exiting with it
         code = cli.main(args=argv, prog_name="ckptdiag", standalone_mode=False)
