@@ -259,3 +259,50 @@ def test_an_output_inside_an_input_directory_or_behind_a_link_is_refused(tmp_pat
     assert target.read_bytes() == before
     ok = ckptdiag("report", str(d), "-o", str(tmp_path / "nightly.md"), "--fail-on", "never")
     assert ok.returncode == 0 and (tmp_path / "nightly.md").exists()
+
+
+def _written(path: Path, samples: int) -> bytes:
+    """A gzip recording as ``record`` writes it: flushed every 2 s, in full every minute."""
+    from fakes import status_doc
+
+    from ckptdiag.recording import RecordingWriter, build_sample, header
+
+    w = RecordingWriter(path, flush_every_s=2.0)
+    w.write(header(source={}, server={"version": "7.0.21"}, options={}, disks={}, created=1.0), 0.0)
+    for i in range(samples):
+        w.write(build_sample(status_doc(i), seq=i, wall=1.7e9 + i, mono=float(i), rtt_ms=1.0), float(i))
+    w.close()
+    return path.read_bytes()
+
+
+def test_a_gzip_recording_whose_start_was_zeroed_is_read_from_the_next_minute(tmp_path: Path) -> None:
+    """A crash that zeroed the first 4 KiB of a gzip recording (its header and first blocks):
+    every sample after the next full flush (a minute at most) is read, and the header's loss is
+    a note."""
+    raw = bytearray(_written(tmp_path / "w.jsonl.gz", 600))
+    raw[:4096] = b"\0" * 4096
+    path = tmp_path / "zeroed.jsonl.gz"
+    path.write_bytes(bytes(raw))
+    for columns in (True, False):
+        rec = read_recording(path, columns=columns)
+        assert rec.sample_count >= 600 - 60 - 4096 // 30  # what the zeroed bytes held, and a minute
+        assert rec.header_damage and rec.truncated
+    proc = ckptdiag("report", str(path), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    assert "not a recording header" in proc.stderr
+
+
+def test_a_gzip_stream_damaged_inside_is_read_again_after_the_damage(tmp_path: Path) -> None:
+    raw = bytearray(_written(tmp_path / "w.jsonl.gz", 600))
+    # a run of garbage the inflater refuses (an invalid block type), a third of the way in
+    at = len(raw) // 3
+    raw[at : at + 64] = b"\xff" * 64
+    path = tmp_path / "hole.jsonl.gz"
+    path.write_bytes(bytes(raw))
+    before_the_hole = None
+    for columns in (True, False):
+        rec = read_recording(path, columns=columns)
+        assert rec.truncated
+        before_the_hole = before_the_hole or rec.sample_count
+        assert rec.sample_count >= 600 - 60 - 200  # the damaged third's minute, not the rest of the file
+    assert before_the_hole is not None

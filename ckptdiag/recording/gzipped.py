@@ -1,5 +1,13 @@
 """A recording's text from its bytes: gzip members inflated one after another, a stream cut
-short or damaged inside kept up to the damage, a wrong trailer noted but costing no line."""
+short or damaged inside kept up to the damage and taken up again after it, a wrong trailer noted
+but costing no line.
+
+ckptdiag's writer flushes the deflate stream every two seconds, and in full (its window
+forgotten) every minute: each flush ends in an empty stored block, ``00 00 ff ff``, after which
+a new block starts on a byte. So a stream whose start is lost (a crash zeroed the first blocks of
+the file) or that is damaged inside is inflated again from the first such point after which the
+text reads as lines (a full flush's: nothing after it refers back to the lost part), and every
+later line is read."""
 
 from __future__ import annotations
 
@@ -30,6 +38,8 @@ def text_of(raw: bytes) -> tuple[bytes, int, bool, bool]:
                 break
         # one member (the usual case) is used as it is: a day inflates to ~150 MB, not worth a copy
         text = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+    elif raw[:_ZEROED].strip(b"\x00") == b"" and SYNC in raw:  # a gzip recording whose start was zeroed
+        text, truncated = _resync(raw, raw.find(SYNC)), True
     else:
         text = raw
     end = text.rfind(b"\n") + 1
@@ -49,7 +59,9 @@ def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
     try:
         text = inflater.decompress(memoryview(data)[at:])
     except inflate.ERRORS:
-        return _salvage(memoryview(data)[at:]), b"", True, False
+        before, failed_at = _salvage(memoryview(data)[at:])
+        after = _resync(data, data.find(SYNC, at + failed_at))
+        return before + (b"\n" + after if after else b""), b"", True, False
     rest = inflater.unused_data
     if not inflater.eof or len(rest) < 8:
         return text, b"", True, False  # still being written, or the trailer was cut off
@@ -58,18 +70,78 @@ def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
     return text, rest[8:], ok, True
 
 
-def _salvage(deflated: memoryview) -> bytes:
+def _salvage(deflated: memoryview) -> tuple[bytes, int]:
     """The text of a deflate stream damaged inside, up to the damage: inflated a block at a time,
-    every block before the one that fails is kept."""
+    every block before the one that fails is kept -> (that text, where the failing block starts)."""
     inflater = inflate.decompressobj(wbits=-15)
     pieces: list[bytes] = []
     block = 1 << 16
+    i = 0
     try:
         for i in range(0, len(deflated), block):
             pieces.append(inflater.decompress(deflated[i : i + block]))
     except inflate.ERRORS:
         pass  # the damage: everything before it is in pieces
-    return b"".join(pieces)
+    return b"".join(pieces), i
+
+
+SYNC = b"\x00\x00\xff\xff"  # the end of an empty stored block: a sync flush
+_ZEROED = 512  # a file whose first bytes are all NUL lost its start (a crash's zeroed blocks)
+_WINDOW = b"\x00" * 32768  # stands in for the lost text that later blocks refer back to
+_PROBES = 4096  # sync points tried (a day's recording has ~43,000, one a minute a full flush)
+
+
+def _resync(data: bytes, at: int) -> bytes:
+    """The text inflated from the first sync point at or after ``at`` after which the text reads
+    as lines (damage further on handled the same way again), or b"" when none does."""
+    import zlib
+
+    out: list[bytes] = []
+    probes = 0
+    while 0 <= at < len(data) and probes < _PROBES:
+        start = at + len(SYNC)
+        probes += 1
+        if not _reads_as_lines(data, start):
+            at = data.find(SYNC, start)
+            continue
+        inflater = zlib.decompressobj(wbits=-15, zdict=_WINDOW)
+        try:
+            out.append(inflater.decompress(data[start:]))
+            break  # to its end (a trailer, or the file's end)
+        except zlib.error:
+            piece, failed = _salvage_from(data, start)
+            out.append(piece)
+            at = data.find(SYNC, start + max(failed, 1))
+    return b"\n".join(out)
+
+
+def _reads_as_lines(data: bytes, start: int) -> bool:
+    """Whether the stream inflated from ``start`` begins with recording lines, not with text
+    that refers back to what was lost (NULs): its first 64 KiB only."""
+    import zlib
+
+    try:
+        head = zlib.decompressobj(wbits=-15, zdict=_WINDOW).decompress(data[start : start + (1 << 16)], 1 << 16)
+    except zlib.error:
+        return False
+    line = head.find(b'\n{"type":')
+    return (head.startswith(b'{"type":') or line >= 0) and b"\x00" not in head[: max(line, 0) + 200]
+
+
+def _salvage_from(data: bytes, start: int) -> tuple[bytes, int]:
+    """As :func:`_salvage`, for a stream that refers back to text before ``start`` (lost)."""
+    import zlib
+
+    inflater = zlib.decompressobj(wbits=-15, zdict=_WINDOW)
+    pieces: list[bytes] = []
+    block = 1 << 16
+    i = 0
+    try:
+        for i in range(start, len(data), block):
+            pieces.append(inflater.decompress(data[i : i + block]))
+    except zlib.error:
+        pass
+    return b"".join(pieces), i - start
 
 
 def _gzip_header_end(data: bytes) -> int | None:

@@ -39,7 +39,19 @@ def is_recording(path: Path) -> bool:
     first = head(path, 64 << 10)
     if first is None:
         return False
+    if first[:_ZEROED_PEEK].strip(b"\x00") == b"":  # its start zeroed by a crash: a gzip one is read past it
+        from ckptdiag.recording.gzipped import text_of
+
+        try:
+            with open(path, "rb") as fh:
+                first = text_of(fh.read(_ZEROED_READ))[0][: 64 << 10]
+        except OSError:
+            return False
     return _RECORDING_LINE.search(first) is not None
+
+
+_ZEROED_PEEK = 512
+_ZEROED_READ = 8 << 20  # read to find where a zeroed gzip recording can be taken up again
 
 
 def header_of(path: Path, line: bytes | None) -> tuple[dict[str, Any], str]:

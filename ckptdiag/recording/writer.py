@@ -21,6 +21,9 @@ from ckptdiag.sources.diskstats import DiskCounters
 FORMAT = "ckptdiag-recording"
 FORMAT_VERSION = 1
 FLUSH_EVERY_S = 2.0  # a crash loses at most this much
+# every minute the gzip stream is flushed in full (its window forgotten): a recording whose start
+# or middle is damaged is read again from the next minute on (recording/gzipped.py), ~1 % larger
+FULL_FLUSH_EVERY_S = 60.0
 
 
 def utc_iso(epoch_s: float) -> str:
@@ -135,6 +138,7 @@ class RecordingWriter:
         self.samples = 0
         self.flushed = 0  # samples known to be in the file: those written before the last good flush
         self._last_flush: float | None = None
+        self._last_full: float | None = None
         self._staged: StagedFile | None = None
         self._raw: IO[bytes] | None = None
         self._gz: gzip.GzipFile | None = None
@@ -187,17 +191,20 @@ class RecordingWriter:
         if obj.get("type") == "sample":
             self.samples += 1
         if self._last_flush is None or now - self._last_flush >= self.flush_every_s:
-            self.flush()
+            full = self._last_full is None or now - self._last_full >= FULL_FLUSH_EVERY_S
+            self.flush(full=full)
             self._last_flush = now
+            self._last_full = now if full else self._last_full
         if self.samples and self._staged is not None and not self._staged.published:
             self.flush()
             self._staged.publish(replace=self.overwrite)  # its first sample: now it is a recording
 
-    def flush(self) -> None:
-        """Push everything written so far to the OS, readable by another process."""
+    def flush(self, *, full: bool = False) -> None:
+        """Push everything written so far to the OS, readable by another process (``full``: the
+        compressor's window forgotten too, a point a damaged file is read again from)."""
         try:
             if self._gz is not None:
-                self._gz.flush(zlib.Z_SYNC_FLUSH)
+                self._gz.flush(zlib.Z_FULL_FLUSH if full else zlib.Z_SYNC_FLUSH)
             if self._raw is not None:
                 self._raw.flush()
         except OSError as exc:

@@ -136,12 +136,14 @@ class _SlowOpsBuilder:
             self.codes[key].append(self.code(name))
 
     def build(self) -> SlowOps:
+        # the columns are views of the arrays built (read-only, never copied: a log of millions
+        # of slow operations is held once)
         def ints(key: str) -> np.ndarray:
-            return np.frombuffer(self.codes[key], dtype=np.int32).copy() if self.codes[key] else np.zeros(0, np.int32)
+            return np.frombuffer(self.codes[key], dtype=np.int32) if self.codes[key] else np.zeros(0, np.int32)
 
-        t = np.frombuffer(self.t, dtype=np.float64).copy() if self.t else np.zeros(0)
-        duration = np.frombuffer(self.duration, dtype=np.float32).copy() if self.duration else np.zeros(0, np.float32)
-        waits = np.frombuffer(self.waits, dtype=np.float32).copy() if self.waits else np.zeros(0, np.float32)
+        t = np.frombuffer(self.t, dtype=np.float64) if self.t else np.zeros(0)
+        duration = np.frombuffer(self.duration, dtype=np.float32) if self.duration else np.zeros(0, np.float32)
+        waits = np.frombuffer(self.waits, dtype=np.float32) if self.waits else np.zeros(0, np.float32)
         return SlowOps(
             t,
             duration,

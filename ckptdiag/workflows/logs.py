@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.facts import ServerFacts
@@ -13,6 +14,9 @@ from ckptdiag.report.logonly import LogOnlyReport
 from ckptdiag.report.logsection import LogSection
 from ckptdiag.sources.logevents import LogEvents, scan_logs
 from ckptdiag.sources.mongodlog import MAX_LINE, LogReport, parse_line
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LOG_LINES_PEEKED = 20  # the first lines that may tell a mongod log (any one of them will)
 LOG_PEEK_BYTES = 64 << 20  # read at most this much to find them (a first line may be a 2 MB query)
@@ -105,8 +109,12 @@ def log_only_report(paths: list[Path], since_ms: int | None, until_ms: int | Non
     from ckptdiag.errors import InputError
 
     events, report = read_logs(paths, since_ms, until_ms)
-    times = [m.t for m in events.checkpoints] + events.slow_ops.t.tolist() + list(events.starts)
-    if not times:
+    import numpy as np
+
+    times = np.concatenate(
+        [np.array([m.t for m in events.checkpoints], dtype=np.float64), events.slow_ops.t, np.array(events.starts)]
+    )
+    if not times.size:
         raise InputError(
             "no checkpoint message and no slow operation in the log's window",
             "check --since/--until, or give the server's diagnostic.data beside the log",
@@ -130,23 +138,25 @@ def with_log(dx: Diagnosis, events: LogEvents, report: LogReport) -> tuple[Diagn
     return replace(dx, evidence=(*evidence, *notes)), section
 
 
-def plausible_span(times: list[float], report: LogReport) -> tuple[float, float]:
+def plausible_span(times: np.ndarray, report: LogReport) -> tuple[float, float]:
     """The first and last of ``times`` that a working clock could have stamped (2009 to a year
     ahead of now). A line stamped 1970 (a clock not yet set at boot) or in a far year does not
     stretch the window over decades: it is a note in ``report.damaged``."""
     import time
 
+    import numpy as np
+
     from ckptdiag.sanity import CLOCK_AHEAD_S, MONGOD_EARLIEST_S
 
-    latest = time.time() + CLOCK_AHEAD_S
-    good = [t for t in times if MONGOD_EARLIEST_S <= t <= latest]
-    odd = len(times) - len(good)
-    if odd and good:
-        shown = sorted({utc_iso(t)[:10] for t in times if not MONGOD_EARLIEST_S <= t <= latest and 0 <= t < 9e9})
+    ok = (times >= MONGOD_EARLIEST_S) & (times <= time.time() + CLOCK_AHEAD_S)
+    odd = int(times.size - np.count_nonzero(ok))
+    if odd and odd < times.size:
+        strange = times[~ok]
+        shown = sorted({utc_iso(float(t))[:10] for t in strange[(strange >= 0) & (strange < 9e9)][:1000]})
         stamps = f" ({', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''})" if shown else ""
         report.damaged.append(
             f"{odd} line{'s' if odd != 1 else ''} stamped outside 2009 to a year from now{stamps}: a clock not yet "
             "set at boot, or set wrong; the window is the other lines'"
         )
-        return min(good), max(good)
-    return min(times), max(times)
+        return float(times[ok].min()), float(times[ok].max())
+    return float(times.min()), float(times.max())
