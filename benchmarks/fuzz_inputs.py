@@ -14,7 +14,16 @@ Four families, each case run in this process under a watchdog (a case that takes
   replaced by random text, read and diagnosed end to end, and read by the compiled scanner and
   by the Python path (split in two halves, the second by a forked child): any difference in the
   frame, events or damage is a disagreement;
-* redaction: random passwords in URIs, escaped or not; random secrets in argv and config strings.
+* redaction: random passwords in URIs, escaped or not; random secrets in argv and config strings;
+  secrets in every spelling the boundary redactor knows, inside random text;
+* mongod logs: JSON and legacy lines, bytes changed, lines cut, gzip cut anywhere, read and
+  diagnosed (a log alone);
+* archives: a support download (.zip and .tar.gz of two hosts' FTDC) with bytes changed or cut,
+  unpacked within the bound;
+* hosts files: random text read as a fleet's hosts file (no credential is ever a host's name);
+* live replies: serverStatus documents of random shapes made into a recording line (or a gap);
+* -o targets: files, links, FIFOs, directories and inputs as a report's target: refused with
+  everything as it was, or a regular file holding the report.
 
 A case ends in a result, or in a named error (ckptdiag's own, or the ValueError a damaged chunk
 is reported with); anything else is "unexpected" and listed.
@@ -38,6 +47,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the synthetic FTDC and recording writers
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # fuzz_more: the other input kinds
 
 
 class Hang(Exception):
@@ -227,6 +237,11 @@ def main() -> None:
     parser.add_argument("--ftdc", type=int, default=2_000)
     parser.add_argument("--recordings", type=int, default=400)
     parser.add_argument("--redactions", type=int, default=5_000)
+    parser.add_argument("--logs", type=int, default=400)
+    parser.add_argument("--archives", type=int, default=300)
+    parser.add_argument("--hosts", type=int, default=2_000)
+    parser.add_argument("--replies", type=int, default=2_000)
+    parser.add_argument("--targets", type=int, default=300)
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
@@ -287,6 +302,21 @@ def main() -> None:
         for _ in range(args.redactions):
             redactions.run(redaction_case(rng), args.timeout)
         tallies.append(redactions)
+
+        from fuzz_more import archive_case, hosts_case, log_case, reply_case, spelling_case, target_case
+
+        for name, make, count in (
+            ("secrets in every spelling, in random text: leaks", spelling_case, args.redactions),
+            ("mongod logs (bytes changed, lines cut, gzip cut), diagnosed", log_case, args.logs),
+            ("archives (.zip, .tar.gz: bytes changed, cut), unpacked within the bound", archive_case, args.archives),
+            ("hosts files (random text)", hosts_case, args.hosts),
+            ("serverStatus replies of random shapes: a line or a gap", reply_case, args.replies),
+            ("-o targets (files, links, FIFOs, directories, inputs)", target_case, args.targets),
+        ):
+            tally = Tally(name)
+            for i in range(count):
+                tally.run(make(rng, d / f"case-{i % 4}"), args.timeout)
+            tallies.append(tally)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

@@ -102,3 +102,19 @@ def test_what_an_archive_writes_is_bounded_by_its_own_size(tmp_path: Path) -> No
         archives.unpack(path, tmp_path / "scratch")
     written = sum(p.stat().st_size for p in (tmp_path / "scratch").rglob("*") if p.is_file())
     assert written <= budget
+
+
+def test_a_zip_cut_short_is_read_up_to_the_cut(tmp_path: Path) -> None:
+    """A .zip download cut at 95 %: its directory (at the end) is gone; the members before the
+    cut are read from their own headers, the cut one as far as it goes."""
+    path = tmp_path / "support.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for n in range(3):
+            z.writestr(NAME.format(n=n), _ftdc_bytes(tmp_path, n))
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(path.read_bytes()[: int(path.stat().st_size * 0.95)])
+    out = archives.unpack(cut, tmp_path / "scratch")
+    assert out.taken >= 2
+    assert (out.root / NAME.format(n=0)).read_bytes() == _ftdc_bytes(tmp_path, 0)
+    proc = run_cli("report", str(cut), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0 and "unexpected" not in proc.stderr, proc.stderr

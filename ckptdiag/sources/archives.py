@@ -9,6 +9,8 @@ is read once; each is a note."""
 
 from __future__ import annotations
 
+import io
+import struct
 import tarfile
 import zipfile
 import zlib
@@ -136,15 +138,70 @@ Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 def _members(path: Path) -> Iterator[tuple[str, int, Opener]]:
     """(name, claimed size, opener) of every regular file in the archive."""
     if path.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
+        try:
+            zipped = zipfile.ZipFile(path)
+        except zipfile.BadZipFile:  # cut short: its directory, at the end, is gone
+            yield from _local_members(path)
+            return
+        with zipped:
+            for info in zipped.infolist():
                 if not info.is_dir():
-                    yield info.filename, info.file_size, _zip_opener(archive, info)
+                    yield info.filename, info.file_size, _zip_opener(zipped, info)
         return
     with tarfile.open(path, "r:*") as archive:
         for member in archive:
             if member.isreg():  # never links, devices or FIFOs
                 yield member.name, member.size, _tar_opener(archive, member)
+
+
+_LOCAL = struct.Struct("<4sHHHHHIIIHH")  # a zip member's local header (APPNOTE 4.3.7)
+
+
+def _local_members(path: Path) -> Iterator[tuple[str, int, Opener]]:
+    """The members of a zip whose central directory is lost (a download cut short), walked from
+    their local headers: stored or deflated ones, up to the cut (the last, cut, is read as far
+    as it goes). A zip that does not even begin with a member is refused as before."""
+    data = path.read_bytes()
+    if not data.startswith(b"PK\x03\x04"):
+        raise zipfile.BadZipFile("not a zip file (no central directory, no member at its start)")
+    at = 0
+    while data.startswith(b"PK\x03\x04", at) and at + _LOCAL.size <= len(data):
+        _sig, _version, flags, method, _t, _d, _crc, packed, size, name_len, extra_len = _LOCAL.unpack_from(data, at)
+        name = data[at + _LOCAL.size : at + _LOCAL.size + name_len].decode("utf-8", "replace")
+        start = at + _LOCAL.size + name_len + extra_len
+        if flags & 1 or method not in (0, 8):
+            raise NotImplementedError(f"{name}: encrypted or compressed by method {method}")
+        if flags & 8 or packed == 0xFFFFFFFF:  # sizes after the data, or zip64: not walked
+            raise zipfile.BadZipFile(f"{name}: its size is not in its local header")
+        body = data[start : start + packed]
+        yield name, size, _local_opener(body, method)
+        at = start + packed
+
+
+def _local_opener(body: bytes, method: int) -> Opener:
+    @contextmanager
+    def opened() -> Iterator[IO[bytes]]:
+        if method == 0:
+            yield io.BytesIO(body)
+            return
+        inflater = zlib.decompressobj(-15)
+        try:
+            yield io.BytesIO(inflater.decompress(body, MAX_FILE_BYTES))
+        except zlib.error:  # cut inside: what inflated before the cut
+            yield io.BytesIO(_inflate_prefix(body))
+
+    return opened
+
+
+def _inflate_prefix(body: bytes) -> bytes:
+    inflater = zlib.decompressobj(-15)
+    out: list[bytes] = []
+    try:
+        for i in range(0, len(body), 1 << 16):
+            out.append(inflater.decompress(body[i : i + (1 << 16)], MAX_FILE_BYTES))
+    except zlib.error:
+        pass
+    return b"".join(out)
 
 
 def _zip_opener(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Opener:
