@@ -333,18 +333,23 @@ def _first_part(user: str) -> str:
     return re.split(r"[/?#]", user, maxsplit=1)[0]
 
 
-def redact_doc(obj: Any) -> Any:
+DOC_DEPTH = 64  # getCmdLineOpts nests 5 deep; a damaged or crafted document is cut here
+
+
+def redact_doc(obj: Any, depth: int = 0) -> Any:
     """A copy of a document (getCmdLineOpts, getParameter, a config) with secret values and argv
-    secrets replaced."""
+    secrets replaced; anything nested deeper than :data:`DOC_DEPTH` is left out (None)."""
+    if depth > DOC_DEPTH:
+        return None
     if isinstance(obj, dict):
         return {
-            k: (REDACTED if is_secret_name(str(k)) and not isinstance(v, (dict, list)) else redact_doc(v))
+            k: (REDACTED if is_secret_name(str(k)) and not isinstance(v, (dict, list)) else redact_doc(v, depth + 1))
             for k, v in obj.items()
         }
     if isinstance(obj, list):
         if all(isinstance(x, str) for x in obj):
             return _redact_argv(obj)
-        return [redact_doc(x) for x in obj]
+        return [redact_doc(x, depth + 1) for x in obj]
     if isinstance(obj, str):
         return redact_text(obj)
     return obj

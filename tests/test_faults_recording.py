@@ -306,3 +306,17 @@ def test_a_gzip_stream_damaged_inside_is_read_again_after_the_damage(tmp_path: P
         before_the_hole = before_the_hole or rec.sample_count
         assert rec.sample_count >= 600 - 60 - 200  # the damaged third's minute, not the rest of the file
     assert before_the_hole is not None
+
+
+def test_a_header_nested_far_deeper_than_any_document_is_cut_not_a_crash(
+    tmp_path: Path, lines: list[dict[str, Any]]
+) -> None:
+    objs = _copy(lines)
+    deep: Any = {"a": 1}
+    for _ in range(950):
+        deep = {"n": deep}
+    objs[0]["server"] = {"version": "7.0.21", "cmdline": {"parsed": deep, "argv": ["mongod"]}, "parameters": deep}
+    path = _write(tmp_path / "deep.jsonl", objs)
+    for fmt in ("json", "md", "html"):
+        proc = ckptdiag("report", str(path), "-f", fmt, "--fail-on", "never")
+        assert proc.returncode == 0 and "unexpected" not in proc.stderr, proc.stderr
