@@ -6,13 +6,10 @@ is counted as unexpected by the caller)."""
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import shutil
 import stat
-import tarfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,34 +61,15 @@ def log_case(rng: np.random.Generator, d: Path) -> Case:
     return run
 
 
-def _archive(d: Path, kind: str) -> bytes:
-    from ftdc_writer import SimServer, write_ftdc
-
-    ftdc = d / "metrics.2026-11-01T00-00-00Z-00000"
-    if not ftdc.exists():
-        write_ftdc(ftdc, SimServer(checkpoints=[(30, 32)]), [float(i) for i in range(120)])
-    body = ftdc.read_bytes()
-    out = io.BytesIO()
-    if kind == "zip":
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-            for host in ("h1", "h2"):
-                z.writestr(f"{host}/diagnostic.data/{ftdc.name}", body)
-    else:
-        with tarfile.open(fileobj=out, mode="w:gz") as t:
-            for host in ("h1", "h2"):
-                info = tarfile.TarInfo(f"{host}/diagnostic.data/{ftdc.name}")
-                info.size = len(body)
-                t.addfile(info, io.BytesIO(body))
-    return out.getvalue()
-
-
 def archive_case(rng: np.random.Generator, d: Path) -> Case:
     def run() -> str:
         from ckptdiag.sources import archives
 
         d.mkdir(parents=True, exist_ok=True)
         kind = "zip" if rng.integers(0, 2) else "tar.gz"
-        blob = _mutate(rng, _archive(d, kind), int(rng.integers(0, 8)))
+        from ftdc_writer import support_archive
+
+        blob = _mutate(rng, support_archive(d, kind), int(rng.integers(0, 8)))
         path = d / f"support.{kind}"
         path.write_bytes(blob[: max(1, int(len(blob) * float(rng.uniform(0.05, 1.0))))])
         scratch = d / "scratch"

@@ -205,3 +205,27 @@ def write_ftdc(
         part = docs[at : at + chunk]
         out += bson.encode({"_id": part[0]["start"], "type": 1, "data": bson.Binary(_chunk(part))})
     path.write_bytes(bytes(out))
+
+
+def support_archive(root: Path, kind: str) -> bytes:
+    """A support download of two hosts' diagnostic.data (one FTDC file each), as .zip or .tar.gz."""
+    import io
+    import tarfile
+    import zipfile
+
+    ftdc = root / "metrics.2026-11-01T00-00-00Z-00000"
+    if not ftdc.exists():
+        write_ftdc(ftdc, SimServer(checkpoints=[(30, 32)]), [float(i) for i in range(80)])
+    body = ftdc.read_bytes()
+    out = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("h1/diagnostic.data/" + ftdc.name, body)
+            z.writestr("h2/diagnostic.data/" + ftdc.name, body)
+    else:
+        with tarfile.open(fileobj=out, mode="w:gz") as t:
+            for host in ("h1", "h2"):
+                info = tarfile.TarInfo(f"{host}/diagnostic.data/{ftdc.name}")
+                info.size = len(body)
+                t.addfile(info, io.BytesIO(body))
+    return out.getvalue()

@@ -13,7 +13,7 @@ from pathlib import Path
 import bson
 import numpy as np
 import pytest
-from ftdc_writer import _varint
+from ftdc_writer import _varint, support_archive
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -342,31 +342,6 @@ def test_any_log_reads_or_is_a_named_error(
         log_only_report([path], None, None)
 
 
-def _support_archive(root: Path, kind: str) -> bytes:
-    import io
-    import tarfile
-    import zipfile
-
-    from ftdc_writer import SimServer, write_ftdc
-
-    ftdc = root / "metrics.2026-11-01T00-00-00Z-00000"
-    if not ftdc.exists():
-        write_ftdc(ftdc, SimServer(checkpoints=[(30, 32)]), [float(i) for i in range(80)])
-    body = ftdc.read_bytes()
-    out = io.BytesIO()
-    if kind == "zip":
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("h1/diagnostic.data/" + ftdc.name, body)
-            z.writestr("h2/diagnostic.data/" + ftdc.name, body)
-    else:
-        with tarfile.open(fileobj=out, mode="w:gz") as t:
-            for host in ("h1", "h2"):
-                info = tarfile.TarInfo(f"{host}/diagnostic.data/{ftdc.name}")
-                info.size = len(body)
-                t.addfile(info, io.BytesIO(body))
-    return out.getvalue()
-
-
 @settings(max_examples=80, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(
     st.sampled_from(["zip", "tar.gz"]),
@@ -382,7 +357,7 @@ def test_any_archive_unpacks_or_is_a_named_error(
     from ckptdiag.sources import archives
 
     d = tmp_path_factory.mktemp("arch")
-    blob = bytearray(_support_archive(d, kind))
+    blob = bytearray(support_archive(d, kind))
     for at, value in flips:
         blob[at % len(blob)] = value
     path = d / f"support.{kind}"

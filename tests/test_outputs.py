@@ -326,3 +326,20 @@ def test_a_hosts_files_terminal_escapes_never_reach_the_terminal(tmp_path: Path)
     proc = run_cli("diagnose", "--hosts", str(hosts), "-d", "2", "-f", "json")
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr, proc.stderr
     assert proc.returncode in (1, 2)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file: the suite runs this as a user in CI")
+def test_an_unreadable_diagnostic_data_is_one_line_with_the_mongod_users_hint(tmp_path: Path) -> None:
+    data = _ftdc_dir(tmp_path / "h")
+    for f in data.iterdir():
+        f.chmod(0o600)
+        f.chmod(0o000)
+    proc = run_cli("report", str(data))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "run ckptdiag as the user mongod runs as" in proc.stderr and "unexpected" not in proc.stderr
+    data.chmod(0o000)
+    try:
+        proc = run_cli("report", str(data))
+        assert proc.returncode == 1 and "run ckptdiag as the user mongod runs as" in proc.stderr, proc.stderr
+    finally:
+        data.chmod(0o755)

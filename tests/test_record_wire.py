@@ -568,3 +568,25 @@ def test_record_survives_any_reply_and_the_end_event_tells_why_it_ended(tmp_path
     gaps = [e for e in rec.events if e["kind"] == "gap"]
     assert gaps and all(e["reason"].startswith("unreadable reply") for e in gaps)
     assert all(math.isfinite(v) for s in rec.samples for v in s["m"].values() if isinstance(v, float))
+
+
+def test_an_oversized_reply_is_a_gap_with_its_reason(tmp_path: Path) -> None:
+    """A reply past the wire protocol's 48 MiB (a server section grown huge): one gap that says
+    so, a reconnect, and the recording goes on to its duration."""
+    base = load_status(VERSIONS[1])
+
+    def status(n: int, b: dict[str, Any]) -> dict[str, Any]:
+        doc = copy.deepcopy(b)
+        doc["uptimeMillis"] = int(b["uptimeMillis"]) + 1000 * n
+        if n == 2:
+            doc["metrics"]["huge"] = "x" * (60 << 20)
+        return doc
+
+    out = tmp_path / "rec.jsonl.gz"
+    with replay(base, status=status, honour_filter=False) as server:
+        proc = ckptdiag("record", "--uri", server.uri, "-d", "6", "-o", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rec = read_recording(out)
+    gaps = [e for e in rec.events if e["kind"] == "gap"]
+    assert len(gaps) == 1 and "larger than server max message size" in gaps[0]["reason"]
+    assert rec.events[-1]["reason"] == "duration" and len(rec.samples) >= 4

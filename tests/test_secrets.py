@@ -15,7 +15,7 @@ from ftdc_writer import SimServer, write_ftdc
 
 pytest.importorskip("mockupdb")
 
-from conftest import load_status
+from conftest import load_status, mongod_line
 from test_record_wire import ckptdiag
 from wire import advancing, replay
 
@@ -150,47 +150,25 @@ def test_secrets_of_the_server_and_the_uri_never_reach_a_recording_or_a_report(t
 
 def test_secrets_in_a_log_never_reach_a_report(tmp_path: Path) -> None:
     """The open config in every grammar and startup options with secrets, in both log formats."""
-    open_json = {
-        "t": {"$date": "2026-11-01T00:00:00.500Z"},
-        "s": "I",
-        "c": "STORAGE",
-        "id": 22315,
-        "ctx": "initandlisten",
-        "msg": "Opening WiredTiger",
-        "attr": {
-            "config": "create,cache_size=1G,encryption=(name=AES256-CBC,keyid=k3yidWT,secretkey:C0lonS3cret),"
-            '"encryption"=("secretkey"="Qu0tedS3cret")'
-        },
-    }
-    options = {
-        "t": {"$date": "2026-11-01T00:00:00.400Z"},
-        "s": "I",
-        "c": "CONTROL",
-        "id": 21951,
-        "ctx": "initandlisten",
-        "msg": "Options set by command line",
-        "attr": {"options": CMDLINE["parsed"]},
-    }
-    slow = [
-        {
-            "t": {"$date": f"2026-11-01T00:{m:02d}:{s:02d}.000Z"},
-            "s": "I",
-            "c": "COMMAND",
-            "id": 51803,
-            "ctx": "conn7",
-            "msg": "Slow query",
-            "attr": {
-                "type": "command",
-                "ns": "a.b",
-                "command": {"insert": "b", "password": "hunter2LDAP"},
-                "durationMillis": 150,
-            },
-        }
+    config = (
+        "create,cache_size=1G,encryption=(name=AES256-CBC,keyid=k3yidWT,secretkey:C0lonS3cret),"
+        '"encryption"=("secretkey"="Qu0tedS3cret")'
+    )
+    lines = [
+        mongod_line("2026-11-01T00:00:00.400Z", "CONTROL", 21951, "initandlisten", "Options set by command line",
+                    {"options": CMDLINE["parsed"]}),
+        mongod_line("2026-11-01T00:00:00.500Z", "STORAGE", 22315, "initandlisten", "Opening WiredTiger",
+                    {"config": config}),
+    ]  # fmt: skip
+    lines += [
+        mongod_line(f"2026-11-01T00:{m:02d}:{sec:02d}.000Z", "COMMAND", 51803, "conn7", "Slow query",
+                    {"type": "command", "ns": "a.b", "command": {"insert": "b", "password": "hunter2LDAP"},
+                     "durationMillis": 150})
         for m in range(3)
-        for s in range(0, 60, 7)
-    ]
+        for sec in range(0, 60, 7)
+    ]  # fmt: skip
     log = tmp_path / "mongod.log"
-    log.write_text("\n".join(json.dumps(x) for x in (options, open_json, *slow)) + "\n")
+    log.write_text("\n".join(lines) + "\n")
     legacy = tmp_path / "legacy" / "mongod.log"
     legacy.parent.mkdir()
     legacy.write_text(
