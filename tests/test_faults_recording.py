@@ -320,3 +320,29 @@ def test_a_header_nested_far_deeper_than_any_document_is_cut_not_a_crash(
     for fmt in ("json", "md", "html"):
         proc = ckptdiag("report", str(path), "-f", fmt, "--fail-on", "never")
         assert proc.returncode == 0 and "unexpected" not in proc.stderr, proc.stderr
+
+
+def test_a_histogram_bound_that_is_no_whole_number_is_no_bucket(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    objs = _copy(lines)
+    for o in objs[1:]:
+        if o.get("type") == "sample":
+            o["hist"] = {"writes": [[1.5, 3], [2048, 5], [4096, 1]]}
+    proc = ckptdiag("report", str(_write(tmp_path / "h.jsonl", objs)), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0 and "unexpected" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["checkpoints"]["count"] == GOOD_CHECKPOINTS
+
+
+def test_a_line_nested_900_deep_costs_its_own_values(tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    text = [json.dumps(o, separators=(",", ":")) for o in lines]
+    deep = "1"
+    for _ in range(900):
+        deep = '{"a":' + deep + "}"
+    text.insert(5, '{"type":"sample","seq":3,"t":' + str(lines[4]["t"] + 0.5) + ',"m":' + deep + "}")
+    text.insert(6, '{"type":"event","kind":"gap","t":' + str(lines[4]["t"] + 0.6) + ',"x":' + deep + "}")
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join(text) + "\n")
+    for columns in (True, False):
+        assert read_recording(path, columns=columns).sample_count >= len(lines) - 1
+    proc = ckptdiag("report", str(path), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0 and "unexpected" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["checkpoints"]["count"] == GOOD_CHECKPOINTS

@@ -210,3 +210,35 @@ def test_a_refusal_mid_run_ends_with_its_reason_not_duration(tmp_path: Path) -> 
     end = rec.events[-1]
     assert end["kind"] == "end" and end["reason"] == "error" and "not authorized" in end["error"]
     assert end["samples"] == 4
+
+
+def test_an_unreadable_reply_is_a_gap_and_sampling_goes_on_connected(tmp_path: Path) -> None:
+    from ckptdiag.sources.mongo import BadReply
+
+    clock = FakeClock(start=1000.0)
+
+    def script(n: int) -> object:
+        if n in (2, 3):
+            raise BadReply("unreadable reply: InvalidBSON: damaged BSON at byte 41")
+        return status_doc(n)
+
+    source = ScriptedSource(clock, script)
+    result, rec = _run(tmp_path, source, clock, duration=8)
+    assert result.samples == 7 and result.gaps == 2 and source.connects == 0  # never reconnected
+    gaps = [e for e in rec.events if e["kind"] == "gap"]
+    assert [g["reason"] for g in gaps] == ["unreadable reply: InvalidBSON: damaged BSON at byte 41"] * 2
+    assert rec.events[-1]["reason"] == "duration"
+
+
+def test_an_unexpected_failure_ends_the_recording_with_reason_error_never_duration(tmp_path: Path) -> None:
+    clock = FakeClock(start=1000.0)
+
+    def script(n: int) -> object:
+        if n == 3:
+            raise RuntimeError("something no one planned for")
+        return status_doc(n)
+
+    rec = _run_until(RuntimeError, tmp_path, ScriptedSource(clock, script), clock)
+    end = rec.events[-1]
+    assert end["kind"] == "end" and end["reason"] == "error" and "RuntimeError" in end["error"]
+    assert len(rec.samples) == 3
