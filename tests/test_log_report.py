@@ -382,7 +382,7 @@ def test_json_log_dates_as_numberlong_and_a_first_line_past_the_peek_are_read(tm
     assert json.loads(proc.stdout)["log"]["slow_ops"] == 31
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(
     times=st.lists(st.floats(0, 5_000, allow_nan=False), min_size=1, max_size=300),
     burst=st.lists(st.floats(0, 20, allow_nan=False), max_size=80),

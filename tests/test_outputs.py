@@ -255,7 +255,7 @@ def test_staged_files_are_streams_never(tmp_path: Path) -> None:
 _KIND = st.sampled_from(["new", "file", "symlink-file", "symlink-dangling", "dir", "fifo", "input", "under-input"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kind=_KIND, replace=st.booleans(), depth=st.integers(0, 3))
 def test_writes_never_touch_anything_but_a_new_name_or_a_regular_file(
     tmp_path_factory: pytest.TempPathFactory, kind: str, replace: bool, depth: int

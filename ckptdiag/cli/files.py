@@ -38,7 +38,7 @@ def metrics(fmt: str) -> None:
 
 
 @click.command(context_settings=CONTEXT)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False, path_type=Path))
 @click.option("--since", default=None, metavar="TIME", help="Start of the window (ISO 8601, UTC by default).")
 @click.option("--until", default=None, metavar="TIME", help="End of the window (ISO 8601, UTC by default).")
 @report_options
@@ -75,8 +75,8 @@ def report(
 
 
 @click.command(context_settings=CONTEXT)
-@click.argument("before", type=click.Path(path_type=Path))
-@click.argument("after", type=click.Path(path_type=Path))
+@click.argument("before", type=click.Path(readable=False, path_type=Path))
+@click.argument("after", type=click.Path(readable=False, path_type=Path))
 @click.option("--since-a", default=None, metavar="TIME", help="Start of BEFORE's window (recordings, FTDC).")
 @click.option("--until-a", default=None, metavar="TIME", help="End of BEFORE's window.")
 @click.option("--since-b", default=None, metavar="TIME", help="Start of AFTER's window.")

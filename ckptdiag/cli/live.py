@@ -122,7 +122,7 @@ def record(
     "--log",
     "logs",
     multiple=True,
-    type=click.Path(exists=True, path_type=Path),
+    type=click.Path(exists=True, readable=False, path_type=Path),  # unreadable: ours to say, with the hint
     metavar="PATH",
     help="mongod's log (a file, .gz, or its directory with rotations): its slow operations are set "
     "against the checkpoints, its WiredTiger open config joins the settings. Repeatable.",

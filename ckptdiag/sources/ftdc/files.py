@@ -22,6 +22,10 @@ class FtdcError(InputError):
     """A file that is not FTDC, or is damaged at a known byte offset."""
 
 
+class FtdcUnreadable(FtdcError):
+    """A file or directory that could not be opened at all (permissions): not damage."""
+
+
 @dataclass
 class Chunk:
     """One metric chunk: slot paths and their values, one row per metric, one column per sample."""
@@ -58,6 +62,7 @@ class FileReport:
     samples: int = 0
     metadata: int = 0
     error: str | None = None
+    hint: str = ""  # what to do, when the file could not be read at all (permissions), not damaged
     notes: list[str] = field(default_factory=list)  # facts about the file (zero padding after the last document)
     damage: list[str] = field(default_factory=list)  # damage read past (printed with the report)
 
@@ -154,7 +159,7 @@ def _file_bytes(path: Path) -> bytes:
     try:
         buf = path.read_bytes()
     except OSError as exc:
-        raise FtdcError(f"cannot read {path}: {exc.strerror}", permission_hint(exc)) from None
+        raise FtdcUnreadable(f"cannot read {path}: {exc.strerror}", permission_hint(exc)) from None
     if len(buf) >= 5 and _I32.unpack_from(buf, 0)[0] > len(buf) * 4 + 64:
         raise FtdcError(
             f"{path} is not an FTDC file (byte 0 is not a BSON document)",
@@ -187,7 +192,7 @@ def metric_files(path: Path) -> list[Path]:
         try:
             files = sorted(p for p in path.iterdir() if p.name.startswith("metrics.") and p.is_file())
         except OSError as exc:
-            raise FtdcError(f"cannot list {path}: {exc.strerror}", permission_hint(exc)) from None
+            raise FtdcUnreadable(f"cannot list {path}: {exc.strerror}", permission_hint(exc)) from None
         archives = [p for p in files if p.name != "metrics.interim"]
         interim = [p for p in files if p.name == "metrics.interim"]
         if not files:
@@ -217,6 +222,8 @@ def read_selected(
         if not in_dir:
             raise
         report.error = exc.message  # in a directory one bad file does not stop the rest
+        if isinstance(exc, FtdcUnreadable):
+            report.hint = exc.hint
 
 
 def last_chunk_start(path: Path) -> int | None:

@@ -236,6 +236,9 @@ def _nothing_read(reports: list[FileReport]) -> FtdcError:
     if any(r.samples for r in reports):
         return FtdcError("no FTDC samples in the given window", "check --since/--until against the files' times")
     damaged = [r for r in reports if r.error]
+    unreadable = [r for r in damaged if r.hint]
+    if unreadable and len(unreadable) == len(damaged):  # not damage: the files could not be opened
+        return FtdcError(f"no FTDC file could be read: {unreadable[0].error}", unreadable[0].hint)
     if damaged:
         others = len(damaged) - 1
         more = f" (and {others} more damaged file{'s' if others > 1 else ''})" if others else ""
