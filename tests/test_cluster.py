@@ -235,6 +235,11 @@ def test_two_real_servers_ftdc_are_two_members_never_one_window() -> None:
     assert versions == ["4.2.12", "7.0.0-rc6"]  # each member its own server, its own window
     starts = [m["report"]["window"]["start"][:4] for m in doc["members"]]
     assert starts == ["2021", "2024"]
+    # one contract for scripts: `jq .verdict` reads a cluster document as it reads one server's
+    verdict = doc["verdict"]
+    assert verdict["severity"] == doc["cluster"]["severity"] and verdict["member"] == doc["cluster"]["worst_member"]
+    worst = next(m["report"] for m in doc["members"] if m["name"] == verdict["member"])
+    assert verdict["evidence"] == worst["verdict"]["evidence"] and verdict["summary"] == doc["cluster"]["summary"]
 
 
 def test_members_in_worker_processes_give_the_same_reports_as_one_process(bundle: Path) -> None:

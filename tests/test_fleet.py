@@ -73,7 +73,10 @@ def test_a_fleet_with_an_unreachable_host_reports_every_host(tmp_path: Path) -> 
             str(tmp_path / "saved"),
         )
     assert proc.returncode == 0, proc.stderr  # the worst verdict's: the unreachable host is a line, not a failure
-    index = json.loads((out / "index.json").read_text())["fleet"]
+    document = json.loads((out / "index.json").read_text())
+    index = document["fleet"]
+    assert document["verdict"]["severity"] == index["severity"] == "ok"  # `jq .verdict` as for one server
+    assert document["verdict"]["member"] in {r["name"] for r in index["hosts"] if r["diagnosed"]}
     rows = index["hosts"]
     assert [r["line"] for r in rows] == [5, 2, 4, 6]  # not diagnosed before ok, then the file's order
     unreachable = rows[0]

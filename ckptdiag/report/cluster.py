@@ -25,9 +25,18 @@ class ClusterReport:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document: the cluster view, then each member's full report."""
+        worst = next((r for name, r in self.members if name == self.dx.worst), None)
         doc: dict[str, Any] = clean(
             {
                 **head(),
+                # the same shape as one server's, so `jq .verdict` reads any document: the worst member's
+                "verdict": {
+                    "severity": self.dx.severity,
+                    "summary": self.dx.summary,
+                    "findings": list(self.dx.findings),
+                    "evidence": list(worst.dx.evidence) if worst is not None else [],
+                    "member": self.dx.worst,
+                },
                 "cluster": {
                     "severity": self.dx.severity,
                     "worst_member": self.dx.worst,

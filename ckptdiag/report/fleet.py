@@ -34,6 +34,14 @@ class FleetIndex:
         doc: dict[str, Any] = clean(
             {
                 **head(),
+                # the same shape as one server's, so `jq .verdict` reads any document: the worst host's
+                "verdict": {
+                    "severity": self.severity,
+                    "summary": self.summary,
+                    "findings": [],
+                    "evidence": [],
+                    "member": next((h.name for h in worst_first(self.hosts) if h.diagnosed), None),
+                },
                 "fleet": {
                     "severity": self.severity,
                     "summary": self.summary,
