@@ -11,6 +11,7 @@ from synth import Server
 
 from ckptdiag.analysis.diagnosis import diagnose, hurts
 from ckptdiag.analysis.episodes import find_episodes, period
+from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.series import derive
 from ckptdiag.engine_config import EvictionSettings, resolve
 from ckptdiag.facts import ServerFacts
@@ -395,3 +396,34 @@ def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> Non
     for f in dataclasses.fields(local):
         if f.name not in changed:
             assert getattr(local, f.name) == getattr(whole, f.name), f.name
+
+
+@pytest.mark.parametrize(
+    ("server", "expected"),
+    [
+        (Server(seconds=300, stall=True), "throughput and latency"),
+        (Server(seconds=300, ops=0.0, stall=False), "no load to interrupt"),
+        (Server(seconds=300, ops=10.0, stall_ops=1.0, stall_latency_ms=40.0), "no load to interrupt"),
+        (Server(seconds=300, stall_ops=900.0, stall_latency_ms=40.0), "throughput held at 90% of the baseline"),
+        (Server(seconds=300, stall_ops=100.0, stall_latency_ms=1.2), "write latency 1.2x the baseline"),
+        (Server(seconds=300, load_stops_at=151.0), "load stopped with it and did not come back"),
+    ],
+    ids=["stall", "idle", "little-load", "throughput-held", "latency-within", "load-gone"],
+)
+def test_every_episode_says_why_it_is_or_is_not_a_stall(server: Server, expected: str) -> None:
+    """Every episode carries its reasons: the stall's, or why not, in the thresholds' own terms
+    (#28); the JSON gives them for every episode, the terminal in a word or two."""
+    from ckptdiag.report.document import Report, ReportSource, to_document
+    from ckptdiag.report.terminal import episode_rows
+
+    dx = run(server)
+    assert isinstance(dx, Diagnosis) and dx.episodes and all(e.reasons for e in dx.episodes)
+    assert any(expected in r for e in dx.episodes for r in e.reasons), [e.reasons for e in dx.episodes]
+    if expected == "throughput and latency":
+        assert all(e.stall for e in dx.episodes)
+    else:
+        assert not any(e.stall and expected in " ".join(e.reasons) for e in dx.episodes)
+    doc = to_document(Report(dx, ReportSource("recording", "x")))
+    assert all(ep["reasons"] for ep in doc["checkpoints"]["episodes"])
+    _cols, rows = episode_rows(dx, 25)
+    assert all(row[-1] for row in rows)

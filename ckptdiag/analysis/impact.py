@@ -200,4 +200,21 @@ def _judge(m: Impact, still_waiting: bool) -> Impact:
     if (m.app_wait_ms or 0) >= STALL_APP_WAIT_MS:
         stall = True
         reasons.append("application threads waited for cache")
+    if not stall and not reasons:
+        reasons += _why_not(m, slow)
     return replace(m, stall=stall, reasons=tuple(reasons))
+
+
+def _why_not(m: Impact, slow: bool) -> list[str]:
+    """Why an episode with load before it is not a stall, in the thresholds' own terms."""
+    if m.ops_ratio is None:
+        return [f"under {MIN_BASELINE_OPS:g} ops/s before it: too little load to judge"]
+    out = []
+    if m.ops_ratio > STALL_OPS_RATIO:
+        out.append(f"throughput held at {m.ops_ratio:.0%} of the baseline (a stall: {STALL_OPS_RATIO:.0%} or less)")
+    if not slow and m.write_latency_ratio is None:
+        out.append("no write latency figure to set against the baseline")
+    elif not slow:
+        shown = f"{m.write_latency_ratio:.1f}x the baseline"
+        out.append(f"write latency {shown} (a stall: {STALL_LATENCY_RATIO:g}x or more)")
+    return out

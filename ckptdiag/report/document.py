@@ -87,6 +87,7 @@ def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
         "truncated": e.truncated,
         "stall": e.stall,
         "stall_reasons": list(e.reasons if e.stall else []),
+        "reasons": list(e.reasons),  # why it is a stall, or why not: every episode says
         "ops_ratio": num(m.ops_ratio),
         "ops_s_min": num(m.ops_s_min, 1),
         "ops_s_baseline": num(m.ops_s_baseline, 1),

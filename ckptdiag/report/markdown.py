@@ -30,7 +30,7 @@ def render_markdown(r: Report, limit: int = 50) -> str:
     ]
     if dx.findings:
         out += ["## Findings", ""] + [f"- {f}" for f in dx.findings] + [""]
-    cols, rows = episode_rows(dx, limit)
+    cols, rows = episode_rows(dx, limit, full_why=True)
     if rows:
         out += ["## Checkpoints", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         out += ["| " + " | ".join(r) + " |" for r in rows]

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
@@ -90,13 +90,16 @@ def dirty_settings_text(settings: EngineSettings) -> str:
     return f"target {target.number:g} % ({target.source}), trigger {trigger.number:g} % ({trigger.source})"
 
 
-def episode_rows(dx: Diagnosis, limit: int) -> tuple[list[str], list[list[str]]]:
-    head = ["start UTC", "s", "MB", "ops", "w lat", "MB/s", "%util", "await", "app ev", "stall"]
+def episode_rows(dx: Diagnosis, limit: int, *, full_why: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The episodes table (the worst ``limit`` when there are more, in time order), each row with
+    why it is a stall or not: in full (``full_why``: Markdown), else in a word or two (a terminal)."""
+    head = ["start UTC", "s", "MB", "ops", "w lat", "MB/s", "%util", "await", "app ev", "stall", "why"]
     rows = []
     same_day = (iso(dx.start) or "")[:10] == (iso(dx.end) or "")[:10]
     shown = dx.episodes
-    if len(shown) > limit:  # the stalls first, else the latest
-        shown = tuple(e for e in dx.episodes if e.stall)[:limit] or dx.episodes[-limit:]
+    if len(shown) > limit:  # the worst: stalls first, then the costliest, shown in time order
+        worst = sorted(range(len(shown)), key=lambda i: _cost(shown[i]))[:limit]
+        shown = tuple(shown[i] for i in sorted(worst))
     for e in shown:
         m = e.impact
         rows.append(
@@ -111,9 +114,45 @@ def episode_rows(dx: Diagnosis, limit: int) -> tuple[list[str], list[list[str]]]
                 fmt(m.await_ms_peak, ".1f"),
                 fmt(m.app_evicted_pages, ",.0f"),
                 "STALL" if e.stall else ("hurts" if hurts(e) else ""),
+                "; ".join(e.reasons if full_why else map(_short, e.reasons)),
             ]
         )
     return head, rows
+
+
+_SHORT = (
+    ("no load to interrupt", "no load"),
+    ("load stopped with it", "load gone"),
+    ("throughput and latency", "ops+latency"),
+    ("application threads waited", "cache wait"),
+    ("too little load", "little load"),
+    ("no write latency figure", "no latency"),
+)
+
+
+def _short(reason: str) -> str:
+    """A reason in a word or two for a terminal's narrow column (the JSON and Markdown say it whole)."""
+    for start, short in _SHORT:
+        if start in reason:
+            return short
+    figure = reason.split(" (", 1)[0]  # "throughput held at 79% of the baseline" -> "ops 79%"
+    if figure.startswith("throughput held at "):
+        return "ops " + figure.removeprefix("throughput held at ").split(" ", 1)[0]
+    if figure.startswith("write latency "):
+        return "lat " + figure.removeprefix("write latency ").split(" ", 1)[0]
+    return reason
+
+
+def _cost(e: Episode) -> tuple[int, float, float, float]:
+    """Sort key, worst first: a stall, then the lowest throughput ratio, the highest latency
+    ratio, the longest."""
+    m = e.impact
+    return (
+        0 if e.stall else 1,
+        m.ops_ratio if m.ops_ratio is not None else 2.0,
+        -(m.write_latency_ratio or 0.0),
+        -(e.duration_s or 0.0),
+    )
 
 
 def render_table(r: Report, limit: int = 25) -> RenderableType:
@@ -140,10 +179,12 @@ def render_table(r: Report, limit: int = 25) -> RenderableType:
         title_justify="left",
     )
     cols, rows = episode_rows(dx, limit)
-    for c in cols:
-        episodes.add_column(c, justify="right")
-    for row in rows:
-        episodes.add_row(*row, style="red" if row[-1] == "STALL" else None)
+    for c in cols[:-2]:
+        episodes.add_column(c, justify="right", no_wrap=c == "start UTC")
+    # stall and why in one column: a terminal is narrow (the Markdown and JSON give the reasons whole)
+    episodes.add_column("stall: why", justify="left", overflow="fold", max_width=16)
+    for *row, stall, why in rows:
+        episodes.add_row(*row, f"{stall} {why}".strip(), style="red" if stall == "STALL" else None)
     b = dx.baseline
     ev = dx.eviction
     base = Text(
