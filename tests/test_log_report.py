@@ -425,3 +425,26 @@ def test_sparse_bins_find_the_bursts_dense_bins_find(
 
     assert [n for *_, n in sparse] == [n for *_, n in dense]
     assert np.allclose([b[:2] for b in sparse], [b[:2] for b in dense]) if dense else not sparse
+
+
+def test_a_checkpoint_logged_at_the_windows_first_line_is_the_windows(tmp_path: Path) -> None:
+    """'Checkpoint took 10 seconds' as the log's first line began before it: still one of the
+    window's checkpoints, and the report never says the log has none beside counting it."""
+    stamp = "2019-06-18T11:58:58.391+0100"
+    legacy = [f"{stamp} I STORAGE  [WTCheckpointThread] Checkpoint took {n} seconds to complete" for n in (10, 7)]
+    legacy += [
+        f'2019-06-18T12:0{m}:{s:02d}.000+0100 I COMMAND  [conn1] command a.b command: insert {{ insert: "b" }} 150ms'
+        for m in range(3)
+        for s in range(0, 60, 20)
+    ]
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join(legacy) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", "md", "--fail-on", "never"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "2 checkpoints" in proc.stdout and "no checkpoint message" not in proc.stdout
+    assert "| 10 s |" in proc.stdout

@@ -108,7 +108,9 @@ def _median_with_zeros(counts: np.ndarray, total: int) -> float:
 def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosis:
     """The diagnosis of a window of mongod's log, from its messages and slow operations alone."""
     bursts = slow_bursts(events.slow_ops, start, end)
-    episodes = tuple(e for e in log_checkpoints(events.checkpoints) if start <= e.start <= end)
+    # a checkpoint belongs to the window when it overlaps it: a "took N seconds" message at the
+    # window's first line began N seconds before it, and is still the window's checkpoint
+    episodes = tuple(e for e in log_checkpoints(events.checkpoints) if e.start <= end and (e.end or e.start) >= start)
     guessed = not episodes and bool(bursts)
     if guessed:  # no checkpoint message: the bursts stand in, the weakest evidence of all
         episodes = tuple(Episode(b0, b1, None, None, "slow-op-burst") for b0, b1, _ in bursts)
