@@ -58,8 +58,8 @@ def report(
 
     PATHS are recordings, or a diagnostic.data directory and/or its metrics.* files; mongod's
     log (a file, .gz, or the directory of it and its rotations) may go beside them: its slow
-    operations are set against the checkpoints. The exit status is the verdict's (0 ok, 3 warn,
-    4 critical; see --fail-on), for cron.
+    operations are set against the checkpoints. The exit status is the verdict's, for cron: 0 ok,
+    4 critical; a warn exits 0 unless --fail-on warn (then 3); --fail-on never always exits 0.
 
     \b
     Example:

@@ -168,7 +168,7 @@ def diagnose(
     Takes the connection options and --interval, --device, --source and --discover of 'record' (the recording
     goes to a temporary file unless --save keeps it), and --format, --output and --fail-on of
     'report'; --log adds mongod's log, whose slow operations are set against the checkpoints. The
-    exit status is the verdict's (0 ok, 3 warn, 4 critical; see --fail-on). A replica set or
+    exit status is the verdict's: 0 ok, 4 critical; a warn exits 0 unless --fail-on warn (then 3). A replica set or
     cluster (see 'record') is recorded member by member and reported with its cluster view: each
     member's verdict, which stall, and the cluster's verdict (its worst member's).
 
