@@ -323,7 +323,7 @@ def test_gzip_recording_written_through_the_guard_reads_back(tmp_path: Path) -> 
 def test_a_hosts_files_terminal_escapes_never_reach_the_terminal(tmp_path: Path) -> None:
     hosts = tmp_path / "hosts.txt"
     hosts.write_text("db1\x1b]0;owned\x07\x1b[2J:27017\n")
-    proc = run_cli("diagnose", "--hosts", str(hosts), "-d", "2", "-f", "json")
+    proc = run_cli("diagnose", "--hosts", str(hosts), "-d", "2", "-f", "json", "--timeout", "0.5")
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr, proc.stderr
     assert proc.returncode in (1, 2)
 
