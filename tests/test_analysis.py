@@ -427,3 +427,28 @@ def test_every_episode_says_why_it_is_or_is_not_a_stall(server: Server, expected
     assert all(ep["reasons"] for ep in doc["checkpoints"]["episodes"])
     _cols, rows = episode_rows(dx, 25)
     assert all(row[-1] for row in rows)
+
+
+def test_the_headline_names_the_longest_checkpoint_the_json_lists() -> None:
+    """The usual checkpoint of a mostly idle 4.2 file is 11 ms; its loaded ones ran 1-2.5 s and
+    wrote 47-66 MB at 92-100 % util: the headline names the longest, as the episodes show it (#28)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import shared_path
+
+    path = shared_path("ftdc", F42)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ckptdiag", "report", str(path), "-f", "json", "--fail-on", "never"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    doc = json.loads(proc.stdout)
+    episodes = [e for e in doc["checkpoints"]["episodes"] if e["duration_s"] is not None]
+    longest = max(episodes, key=lambda e: e["duration_s"])
+    summary = doc["verdict"]["summary"]
+    assert f"the longest, {longest['duration_s']:.1f} s" in summary
+    assert f"at {longest['start'][11:19]} UTC" in summary
+    assert f"disk {longest['disk']['util_pct_peak']:.0f} % util" in summary

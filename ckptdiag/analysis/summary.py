@@ -9,6 +9,7 @@ import numpy as np
 from ckptdiag.analysis.results import Episode, Impact
 from ckptdiag.analysis.thresholds import HURT_LATENCY_RATIO, HURT_OPS_RATIO
 from ckptdiag.analysis.verdict import hurts
+from ckptdiag.recording import utc_iso
 
 
 def fmt_bytes(value: float | None) -> str:
@@ -60,7 +61,41 @@ def summary_sentence(
     util = figures(focus, lambda m: m.util_pct_peak)
     if disk and util:
         parts.append(f"disk {disk} at {float(np.median(util)):.0f} % util")
+    worst = _worst(done, durations, written)
+    if worst:
+        parts.append(worst)
     return "; ".join(parts)
+
+
+WORST_FACTOR = 2.0  # the longest checkpoint is named when it took or wrote this much more than the usual
+
+
+def _worst(done: Sequence[Episode], durations: list[float], written: list[float]) -> str | None:
+    """The longest checkpoint, when it is far from the usual one the sentence describes (a
+    headline never hides an 8 s checkpoint behind the usual 28 ms): how long, how much, what it
+    cost, and when."""
+    longest = max((e for e in done if e.duration_s is not None), key=lambda e: float(e.duration_s or 0), default=None)
+    if longest is None or not durations:
+        return None
+    usual_s, usual_b = float(np.median(durations)), float(np.median(written)) if written else None
+    far = float(longest.duration_s or 0) >= WORST_FACTOR * usual_s or (
+        usual_b is not None and longest.bytes_written is not None and longest.bytes_written >= WORST_FACTOR * usual_b
+    )
+    if not far or float(longest.duration_s or 0) < 0.1:
+        return None
+    m = longest.impact
+    text = f"the longest, {_fmt_s(float(longest.duration_s or 0))}"
+    if longest.bytes_written is not None:
+        text += f", wrote {fmt_bytes(longest.bytes_written)}"
+    costs = []
+    if m.util_pct_peak is not None:
+        costs.append(f"disk {m.util_pct_peak:.0f} % util")
+    if m.ops_ratio is not None:
+        costs.append(f"{100 * m.ops_ratio:.0f} % of usual operations")
+    if m.write_latency_ratio is not None:
+        costs.append(f"{m.write_latency_kind or 'mean'} write latency {m.write_latency_ratio:.1f}x")
+    when = utc_iso(longest.start)[11:19]
+    return f"{text} ({', '.join(costs)}) at {when} UTC" if costs else f"{text} at {when} UTC"
 
 
 def _cost(focus: Sequence[Episode], severity: str, stalls: int, n: int) -> list[str]:
