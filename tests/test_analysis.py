@@ -452,3 +452,27 @@ def test_the_headline_names_the_longest_checkpoint_the_json_lists() -> None:
     assert f"the longest, {longest['duration_s']:.1f} s" in summary
     assert f"at {longest['start'][11:19]} UTC" in summary
     assert f"disk {longest['disk']['util_pct_peak']:.0f} % util" in summary
+
+
+def test_the_windows_mean_throughput_is_time_weighted() -> None:
+    """A server busy 10 s at 1,000 ops/s sampled every 0.1 s, then idle 100 s sampled every 10 s
+    (as FTDC spaces its samples): 10,000 operations in 110 s is 90.9 ops/s, not the 909 of the
+    unweighted mean of the intervals' rates (#28)."""
+    import pandas as pd
+
+    frame = Server(seconds=300).frame()
+    busy = frame.iloc[:101].copy()
+    busy["t"] = frame["t"].iloc[0] + 0.1 * np.arange(101)
+    ops = [c for c in frame.columns if c.startswith("ops.")]
+    for c in ops:
+        busy[c] = frame[c].iloc[0] + (100 if c == ops[0] else 0) * np.arange(101)
+    idle = busy.iloc[[-1] * 10].copy()
+    idle["t"] = busy["t"].iloc[-1] + 10.0 * np.arange(1, 11)
+    dx = run_frame(pd.concat([busy, idle], ignore_index=True))
+    assert dx.ops_s_mean == pytest.approx(10_000 / 110, rel=0.02)
+
+
+def run_frame(frame: object) -> Diagnosis:
+    dx = diagnose(derive(frame), ServerFacts(version="7.0.0"))  # type: ignore[arg-type]
+    assert isinstance(dx, Diagnosis)
+    return dx

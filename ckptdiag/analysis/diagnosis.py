@@ -18,7 +18,7 @@ from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.stalls import other_stalls
-from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian
+from ckptdiag.analysis.stats import nanmax, nanmedian, time_weighted_mean
 from ckptdiag.analysis.summary import summary_sentence
 from ckptdiag.analysis.thresholds import IMPACT_GRACE_S
 from ckptdiag.analysis.timeline import TIMELINE_POINTS, timeline
@@ -75,8 +75,8 @@ def diagnose(
         + summary_sentence(episodes, severity, findings, ckpt_period, disk),
         findings=findings,
         evidence=(*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
-        ops_s_mean=nanmean(cols.ops_s),
-        writes_s_mean=nanmean(cols.writes_s),
+        ops_s_mean=time_weighted_mean(cols.ops_s, cols.dt),
+        writes_s_mean=time_weighted_mean(cols.writes_s, cols.dt),
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),
         other_stalls=others,
         role=role,

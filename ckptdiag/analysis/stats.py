@@ -25,6 +25,20 @@ def nanmean(values: np.ndarray) -> float | None:
     return float(finite.mean()) if finite.size else None
 
 
+def time_weighted_mean(rates: np.ndarray, dt: np.ndarray) -> float | None:
+    """The mean of per-interval rates weighted by each interval's length: the operations done over
+    the time they were done in (samples 0.1 s apart while busy and 10 s apart while idle, as FTDC
+    spaces them, would otherwise count the busy tenth-seconds a hundred times over).
+
+    >>> time_weighted_mean(np.array([1000.0] * 100 + [0.0] * 10), np.array([0.1] * 100 + [10.0] * 10))
+    90.9090909090909
+    """
+    ok = np.isfinite(rates) & np.isfinite(dt) & (dt > 0)
+    if not ok.any():
+        return None
+    return float(np.sum(rates[ok] * dt[ok]) / np.sum(dt[ok]))
+
+
 def nanmax(values: np.ndarray) -> float | None:
     """The largest finite value, or None."""
     finite = values[np.isfinite(values)]
