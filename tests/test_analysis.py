@@ -476,3 +476,13 @@ def run_frame(frame: object) -> Diagnosis:
     dx = diagnose(derive(frame), ServerFacts(version="7.0.0"))  # type: ignore[arg-type]
     assert isinstance(dx, Diagnosis)
     return dx
+
+
+def test_uneven_sampling_names_every_spacing_with_its_share_of_the_time() -> None:
+    """FTDC sampling every 0.1 s while busy, 1 s, and 10 s while idle: the note names all three
+    (the 10 s spacing is a fiftieth of the samples but half the time), never '0.1 to 1 s' (#28)."""
+    from ckptdiag.analysis.evidence import _uneven_sampling
+
+    (note,) = _uneven_sampling(np.array([0.1] * 4000 + [1.0] * 600 + [10.0] * 100))
+    assert note.startswith("samples every 0.1 s (20 % of the time), 1 s (30 %) and 10 s (50 %)")
+    assert _uneven_sampling(np.array([1.0] * 100 + [1.02] * 50)) == []
