@@ -486,3 +486,15 @@ def test_uneven_sampling_names_every_spacing_with_its_share_of_the_time() -> Non
     (note,) = _uneven_sampling(np.array([0.1] * 4000 + [1.0] * 600 + [10.0] * 100))
     assert note.startswith("samples every 0.1 s (20 % of the time), 1 s (30 %) and 10 s (50 %)")
     assert _uneven_sampling(np.array([1.0] * 100 + [1.02] * 50)) == []
+
+
+def test_a_checkpoint_cut_off_by_the_windows_end_never_alone_decides_the_verdict() -> None:
+    """A live run whose duration ended inside its only (stalled) checkpoint: warn, not critical,
+    and the episode says it was cut off; with a finished stall before it the verdict is critical (#28)."""
+    cut_only = run(Server(seconds=64, first_start=58.5, duration=8))
+    assert isinstance(cut_only, Diagnosis)
+    (e,) = cut_only.episodes
+    assert e.end is None and e.stall and any("still running when the window ended" in r for r in e.reasons)
+    assert cut_only.severity == "warn"
+    both = run(Server(seconds=124, first_start=58.5, duration=8))
+    assert isinstance(both, Diagnosis) and both.severity == "critical"

@@ -20,7 +20,7 @@ from ckptdiag.analysis.thresholds import (
     STALL_LATENCY_RATIO,
     STALL_OPS_RATIO,
 )
-from ckptdiag.analysis.verdict import GONE
+from ckptdiag.analysis.verdict import CUT_OFF, GONE
 
 
 def assess_all(found: Sequence[Episode], cols: Columns, base_rows: np.ndarray, whole: Baseline) -> tuple[Episode, ...]:
@@ -122,7 +122,10 @@ def _assess(
         growth = float(np.nanmax(lag[rows]) - lag[lo - 1])
     impact = _figures(cols, rows, base, spans, k, idle=idle, growth=growth, ops_s_after=nanmedian(after))
     still_waiting = _waiting(cols, after_rows, base, impact.write_latency_kind)
-    return replace(e, rows=(lo, hi), impact=_judge(impact, still_waiting))
+    judged = _judge(impact, still_waiting)
+    if e.end is None:  # cut off by the window's end: what came after it was never seen
+        judged = replace(judged, reasons=(*judged.reasons, CUT_OFF))
+    return replace(e, rows=(lo, hi), impact=judged)
 
 
 def _waiting(cols: Columns, rows: slice, base: Baseline, kind: str | None) -> bool:

@@ -15,6 +15,7 @@ from ckptdiag.analysis.thresholds import (
 from ckptdiag.engine_config import EvictionSettings
 
 GONE = "load stopped with it and did not come back"
+CUT_OFF = "still running when the window ended: judged on the seconds seen, and never alone the verdict"
 
 
 def hurts(e: Episode) -> bool:
@@ -26,12 +27,15 @@ def hurts(e: Episode) -> bool:
 
 
 def _severity(episodes: Sequence[Episode]) -> str:
-    n = len(episodes)
-    stalls = sum(e.stall for e in episodes)
-    hurt = sum(hurts(e) for e in episodes)
+    # a checkpoint cut off by the window's end was judged on part of it: it never alone makes the
+    # verdict critical (a live run's duration can end in the middle of any checkpoint)
+    finished = [e for e in episodes if e.end is not None]
+    n = len(finished)
+    stalls = sum(e.stall for e in finished)
+    hurt = sum(hurts(e) for e in finished)
     if n and stalls and (stalls >= max(CRITICAL_MIN_STALLS, CRITICAL_STALL_SHARE * n) or (n == 1 and stalls == 1)):
         return "critical"
-    if stalls or (n and hurt >= WARN_HURT_SHARE * n and hurt >= 2):
+    if any(e.stall for e in episodes) or (n and hurt >= WARN_HURT_SHARE * n and hurt >= 2):
         return "warn"
     return "ok"
 

@@ -127,6 +127,7 @@ _SHORT = (
     ("application threads waited", "cache wait"),
     ("too little load", "little load"),
     ("no write latency figure", "no latency"),
+    ("still running when the window ended", "cut off"),
 )
 
 
