@@ -261,3 +261,27 @@ def test_members_in_worker_processes_give_the_same_reports_as_one_process(bundle
 
     assert workers_for(3) >= 1
     assert run("1") == run("3")  # byte for byte but the generation time
+
+
+def test_a_glob_of_one_diagnostic_data_with_its_interim_file_is_one_server(tmp_path: Path) -> None:
+    """`report /var/lib/mongodb/diagnostic.data/metrics.*`: the shell's glob gives metrics.interim,
+    which carries no metadata, beside the files that name the server; it is that server's, never a
+    second member named by its folder, and the JSON keeps one server's shape (#28)."""
+    from ftdc_writer import SimServer, write_ftdc
+
+    d = tmp_path / "mongodb" / "diagnostic.data"
+    d.mkdir(parents=True)
+    server = SimServer(checkpoints=[(30, 32), (90, 93), (150, 152)])
+    write_ftdc(
+        d / "metrics.2026-11-01T00-00-00Z-00000", server, [float(i) for i in range(0, 120)], host="db1", port=27017
+    )
+    interim = d / "metrics.interim"
+    write_ftdc(interim, server, [float(i) for i in range(120, 200)], host="db1", port=27017)
+    raw = interim.read_bytes()
+    interim.write_bytes(raw[int.from_bytes(raw[:4], "little") :])  # its metadata document gone
+    files = sorted(d.glob("metrics.*"))
+    assert [m.name for m in group_members(tuple(files))] == ["db1:27017"]
+    proc = ckptdiag("report", *map(str, files), "-f", "json", "--fail-on", "never")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert "cluster" not in doc and doc["verdict"]["severity"] in ("ok", "warn", "critical")

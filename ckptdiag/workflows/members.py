@@ -115,12 +115,17 @@ def group_members(paths: tuple[Path, ...], scratch: Path | None = None, notes: l
     from ckptdiag.errors import UsageError
 
     named: dict[str, list[Path]] = {}
+    unnamed: list[Path] = []
     logs: list[Path] = []
     for path in expand_bundles(paths, scratch, notes):
         if is_log_input(path):
             logs.append(path)
-        else:  # files without metadata: named by their folder
-            named.setdefault(member_name(path) or _folder_name(path), []).append(path)
+        elif (name := member_name(path)) is not None:
+            named.setdefault(name, []).append(path)
+        else:
+            unnamed.append(path)
+    for path in unnamed:  # no metadata (metrics.interim, a file cut before it): its folder's member
+        named.setdefault(_member_in_folder(path, named) or _folder_name(path), []).append(path)
     if len(named) <= 1:
         only = next(iter(named), _folder_name(paths[0]))
         return [Member(only, (*named.get(only, []), *logs))]
@@ -130,6 +135,16 @@ def group_members(paths: tuple[Path, ...], scratch: Path | None = None, notes: l
             "report one member at a time with its own log, or the members without logs",
         )
     return [Member(name, tuple(p)) for name, p in named.items()]
+
+
+def _member_in_folder(path: Path, named: dict[str, list[Path]]) -> str | None:
+    """The one named member whose files lie in ``path``'s folder (a glob of diagnostic.data gives
+    metrics.interim, which carries no metadata, beside the files that name the server), or None."""
+    folder = (path if path.is_dir() else path.parent).resolve()
+    owners = {
+        name for name, files in named.items() for f in files if (f if f.is_dir() else f.parent).resolve() == folder
+    }
+    return owners.pop() if len(owners) == 1 else None
 
 
 def _folder_name(path: Path) -> str:
