@@ -66,8 +66,19 @@ def test_compare_cli_over_recordings_and_a_json_report(tmp_path: Path) -> None:
     b = write_recording(AFTER.frame(), tmp_path / "after.jsonl")
     proc = ckptdiag("compare", str(a), str(b), "-f", "json")
     assert proc.returncode == 0, proc.stderr
-    rows = {r["metric"]: r for r in json.loads(proc.stdout)["rows"]}
+    doc = json.loads(proc.stdout)
+    rows = {r["metric"]: r for r in doc["rows"]}
     assert rows["stalled checkpoints"]["before"] == 10 and rows["stalled checkpoints"]["after"] == 0
+    # one overall verdict for a script, and --fail-on regress for CI: the fix is no regression,
+    # undoing it is (#28)
+    assert doc["overall"] in ("better", "mixed") and "stalled checkpoints" not in doc["worse"]
+    assert ckptdiag("compare", str(a), str(b), "--fail-on", "regress", "-f", "json").returncode == (
+        3 if doc["worse"] else 0
+    )
+    back = ckptdiag("compare", str(b), str(a), "--fail-on", "regress", "-f", "md")
+    assert (
+        back.returncode == 3 and "overall: " in back.stdout and "stalled checkpoints" in back.stdout.split("worse: ")[1]
+    )
     # a JSON report written earlier stands for its side
     report = tmp_path / "before.json"
     assert ckptdiag("report", str(a), "-o", str(report), "--fail-on", "never").returncode == 0

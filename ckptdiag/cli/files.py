@@ -81,14 +81,25 @@ def report(
 @click.option("--until-a", default=None, metavar="TIME", help="End of BEFORE's window.")
 @click.option("--since-b", default=None, metavar="TIME", help="Start of AFTER's window.")
 @click.option("--until-b", default=None, metavar="TIME", help="End of AFTER's window.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["regress", "never"]),
+    default="never",
+    show_default=True,
+    help="'regress': exit 3 when any figure got worse (for CI after a change).",
+)
 @output_options
+@click.pass_context
 def compare(
+    ctx: click.Context,
+    /,
     before: Path,
     after: Path,
     since_a: str | None,
     until_a: str | None,
     since_b: str | None,
     until_b: str | None,
+    fail_on: str,
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -111,5 +122,6 @@ def compare(
         CompareSide(after, parse_time(since_b), parse_time(until_b)),
         resolve_format(fmt, output),
         output,
+        fail_on,
     )
-    run_compare(request)
+    ctx.exit(run_compare(request))

@@ -45,8 +45,14 @@ class Row:
     @property
     def verdict(self) -> str:
         """ "better", "worse" or "same" (within 5 %), by the row's direction; "" when unknown."""
+        if not self.better or self.before is None or self.after is None:
+            return ""
+        if abs(self.before) < 1e-9:  # from none: no stall before, stalls after is the worst news
+            if abs(self.after) < 1e-9:
+                return "same"
+            return "worse" if self.better == "lower" else "better"
         r = self.ratio
-        if r is None or not self.better:
+        if r is None:
             return ""
         if abs(r - 1) < 0.05:
             return "same"
@@ -141,6 +147,20 @@ class Comparison:
     before_label: str = "before"
     after_label: str = "after"
 
+    @property
+    def overall(self) -> str:
+        """ "better" (a figure improved, none got worse), "worse" (a figure got worse, none
+        improved), "mixed" (both), or "same"."""
+        seen = {r.verdict for r in self.rows}
+        if "worse" in seen:
+            return "mixed" if "better" in seen else "worse"
+        return "better" if "better" in seen else "same"
+
+    @property
+    def worse(self) -> tuple[str, ...]:
+        """The figures that got worse."""
+        return tuple(r.name for r in self.rows if r.verdict == "worse")
+
     def to_json(self) -> dict[str, Any]:
         """The comparison as JSON (docs/report-json.md, "compare")."""
 
@@ -160,6 +180,8 @@ class Comparison:
             "before": side(self.before, self.before_label),
             "after": side(self.after, self.after_label),
             "rows": [r.to_json() for r in self.rows],
+            "overall": self.overall,
+            "worse": list(self.worse),
         }
 
 
@@ -206,6 +228,8 @@ def rows_table(rows: Iterable[Row], labels: tuple[str, str], title: str = "befor
 def render_compare_table(c: Comparison) -> RenderableType:
     """The before/after table for a terminal."""
     table = rows_table(c.rows, (c.before_label, c.after_label))
+    table.caption = _overall_line(c)
+    table.caption_justify = "left"
     head = Text.assemble(
         (f"{c.before_label}: ", "bold"),
         f"{_source(c.before)} ({c.before.get('verdict', {}).get('severity', '?')})\n",
@@ -247,8 +271,14 @@ def render_compare_markdown(c: Comparison) -> str:
             f"| {row.name} | {fmt(row.before, row.digits, unit)} | {fmt(row.after, row.digits, unit)} | "
             f"{_change(row)} | {row.verdict} |"
         )
-    out += ["", f"_ckptdiag {__version__}_"]
+    out += ["", f"**{_overall_line(c)}**", "", f"_ckptdiag {__version__}_"]
     return "\n".join(out) + "\n"
+
+
+def _overall_line(c: Comparison) -> str:
+    """The comparison in a line: better, worse, mixed or same, and what got worse."""
+    worse = f" (worse: {', '.join(c.worse)})" if c.worse else ""
+    return f"overall: {c.overall}{worse}"
 
 
 def render_compare_html(c: Comparison) -> str:
@@ -279,5 +309,5 @@ def render_compare_html(c: Comparison) -> str:
         "td:first-child{text-align:left}</style></head><body>\n<h1>before / after</h1>\n"
         f"<p>{html.escape(c.before_label)}: {html.escape(_source(c.before))}<br>"
         f"{html.escape(c.after_label)}: {html.escape(_source(c.after))}</p>\n"
-        f"<table><tr>{head}</tr>{rows}</table>\n</body></html>\n"
+        f"<table><tr>{head}</tr>{rows}</table>\n<p><b>{html.escape(_overall_line(c))}</b></p>\n</body></html>\n"
     )

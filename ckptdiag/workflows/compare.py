@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ckptdiag.status import ExitStatus
 from ckptdiag.workflows.report import diagnose_window, write_text_output
 
 
@@ -50,10 +51,12 @@ class CompareRequest:
     after: CompareSide
     fmt: str
     output: Path | None
+    fail_on: str = "never"  # "regress": exit 3 when a figure got worse
 
 
-def run_compare(request: CompareRequest) -> None:
-    """Diagnose (or read) both sides and write the before/after table in the requested format."""
+def run_compare(request: CompareRequest) -> ExitStatus:
+    """Diagnose (or read) both sides, write the before/after table in the requested format, and
+    return the exit status: 3 when a figure got worse and ``--fail-on regress`` asked it, else 0."""
     import json
 
     from rich.console import Console
@@ -61,9 +64,10 @@ def run_compare(request: CompareRequest) -> None:
     from ckptdiag.report import compare as render
 
     comparison = render.compare(load_side(request.before), load_side(request.after))
+    status = ExitStatus.WARN if request.fail_on == "regress" and comparison.worse else ExitStatus.OK
     if request.fmt == "table" and request.output is None:
         Console().print(render.render_compare_table(comparison))
-        return
+        return status
     if request.fmt == "json":
         text = json.dumps(comparison.to_json(), indent=2, allow_nan=False) + "\n"
     elif request.fmt == "md":
@@ -73,3 +77,4 @@ def run_compare(request: CompareRequest) -> None:
     else:
         text = render.render_compare_text(comparison)
     write_text_output(text, request.output, protect=(request.before.path, request.after.path))
+    return status
