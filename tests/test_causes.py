@@ -235,3 +235,19 @@ def test_a_raised_dirty_target_that_makes_checkpoints_big_is_named() -> None:
     assert "eviction-dirty" in {r.id for r in advice.recommendations}
     # the default target: not this cause
     assert DIRTY_RAISED not in _kinds(frame, version="8.0.4")
+
+
+def test_no_cause_or_finding_cites_evidence_that_contradicts_it() -> None:
+    """Dirty data over the trigger while application threads evicted nothing and waited for
+    nothing (counters that did not move): the finding says so, and 'eviction cannot keep up' is
+    not a cause (#28: both were stated beside 'application threads evicted 0 pages')."""
+    server = Server(seconds=600, ops=5_000, stall=False)
+    frame = server.frame()
+    frame["cache.max_bytes"] = 1.0 * GB
+    frame["cache.dirty_bytes"] = 0.25 * GB  # over the default 20 % trigger throughout
+    frame["cache.app_evicted_pages"] = 0.0
+    dx = diagnose(derive(frame), ServerFacts(version="7.0.21", cores=4))
+    assert dx.eviction.seconds_over_dirty_trigger > 0 and dx.eviction.app_evicted_pages == 0
+    over = [f for f in dx.findings if "dirty trigger" in f]
+    assert over and "are made to evict" not in over[0] and "evicted nothing" in over[0]
+    assert EVICTION_BEHIND not in [c.kind for c in recommend(dx).causes]

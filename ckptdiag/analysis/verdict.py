@@ -56,9 +56,14 @@ def verdict(
     if saturated:
         findings.append(f"the data disk was {UTIL_SATURATED_PCT:.0f} %+ busy in {saturated} of {n} checkpoints")
     if eviction.seconds_over_dirty_trigger:
+        made = (
+            "application threads are made to evict"
+            if eviction.app_evicted_pages or eviction.app_wait_s
+            else "yet application threads evicted nothing and waited for nothing"
+        )
         findings.append(
             f"dirty cache at or over the dirty trigger ({settings.dirty_trigger.number:g} %) for "
-            f"{eviction.seconds_over_dirty_trigger:.0f} s: application threads are made to evict"
+            f"{eviction.seconds_over_dirty_trigger:.0f} s: {made}"
         )
     if eviction.app_evicted_pages:
         findings.append(f"application threads evicted {eviction.app_evicted_pages:,.0f} pages")
