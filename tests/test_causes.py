@@ -251,3 +251,19 @@ def test_no_cause_or_finding_cites_evidence_that_contradicts_it() -> None:
     over = [f for f in dx.findings if "dirty trigger" in f]
     assert over and "are made to evict" not in over[0] and "evicted nothing" in over[0]
     assert EVICTION_BEHIND not in [c.kind for c in recommend(dx).causes]
+
+
+@pytest.mark.parametrize(("busy_pct", "advised"), [(30.0, True), (95.0, False)])
+def test_no_eviction_thread_advice_on_cpus_already_busy(busy_pct: float, advised: bool) -> None:
+    """Application threads made to evict on a host whose CPUs are 95 % busy (all processes):
+    more eviction threads would compete with the application's own, so they are not advised;
+    at 30 % they are (#28)."""
+    frame = _busy_server_idle_disk()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    total_ms = rel * 16_000.0  # 16 CPUs
+    frame["host.cpu.user_ms"] = total_ms * busy_pct / 100
+    frame["host.cpu.idle_ms"] = total_ms * (1 - busy_pct / 100)
+    dx = diagnose(derive(frame), ServerFacts(version="8.0.4", cores=16))
+    assert dx.host_cpu_pct_p50 == pytest.approx(busy_pct, abs=1)
+    ids = [r.id for r in recommend(dx).recommendations]
+    assert ("eviction-threads" in ids) is advised

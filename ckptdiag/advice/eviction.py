@@ -9,6 +9,7 @@ from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb, plural
 from ckptdiag.analysis.results import Diagnosis, OtherStall
+from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
 from ckptdiag.engine_config import DEFAULT_DIRTY_TARGET, DEFAULT_EVICTION_THREADS
 
 RECOMMENDED_EVICTION_TARGET = 75.0
@@ -98,8 +99,10 @@ def decide_threads(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Threa
     """More eviction threads when application threads are made to evict, bounded by cores and version."""
     ev = dx.settings.eviction
     app, wait, over = dx.eviction.app_evicted_pages, dx.eviction.app_wait_s, dx.eviction.seconds_over_dirty_trigger
-    if not (app > 0 or wait > 0 or over > 0):
+    if not (app > 0 or wait > 0):  # application threads made to evict: the evidence threads would relieve
         return None
+    if dx.host_cpu_pct_p50 is not None and dx.host_cpu_pct_p50 >= HOST_BUSY_PCT:
+        return None  # more threads on CPUs already busy compete with the application's own
     cur_min = int(ev.threads_min.value or DEFAULT_EVICTION_THREADS)
     cur_max = int(ev.threads_max.value or DEFAULT_EVICTION_THREADS)
     cores = dx.facts.cores

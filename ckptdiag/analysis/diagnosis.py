@@ -77,6 +77,7 @@ def diagnose(
         evidence=(*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
         ops_s_mean=time_weighted_mean(cols.ops_s, cols.dt),
         writes_s_mean=time_weighted_mean(cols.writes_s, cols.dt),
+        host_cpu_pct_p50=nanmedian(cols.host_cpu_pct),
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),
         other_stalls=others,
         role=role,
