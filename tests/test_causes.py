@@ -267,3 +267,25 @@ def test_no_eviction_thread_advice_on_cpus_already_busy(busy_pct: float, advised
     assert dx.host_cpu_pct_p50 == pytest.approx(busy_pct, abs=1)
     ids = [r.id for r in recommend(dx).recommendations]
     assert ("eviction-threads" in ids) is advised
+
+
+@pytest.mark.parametrize(("busy_pct", "as_settings"), [(30.0, True), (97.0, False)])
+def test_cpus_busy_with_other_work_are_a_cause_and_turn_settings_into_checks(
+    busy_pct: float, as_settings: bool
+) -> None:
+    """Stalls on a host whose CPUs were 97 % busy (all processes): the busy CPUs lead the causes
+    and no setting is given, only checks that say why; at 30 % the settings stand (#28: the
+    healthy lab run beside CPU hogs got a high-confidence interval change)."""
+    from ckptdiag.advice.cause import CPU_BUSY
+
+    frame = Server(seconds=600).frame()  # every checkpoint stalls
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    total_ms = rel * 16_000.0
+    frame["host.cpu.user_ms"] = total_ms * busy_pct / 100
+    frame["host.cpu.idle_ms"] = total_ms * (1 - busy_pct / 100)
+    advice = recommend(diagnose(derive(frame), ServerFacts(version="7.0.21", cores=16)))
+    assert (advice.causes[0].kind == CPU_BUSY) is not as_settings
+    settings = [r for r in advice.recommendations if r.kind == "setting"]
+    assert bool(settings) is as_settings and advice.recommendations
+    if not as_settings:
+        assert all("CPUs were 97 % busy" in r.confidence_why for r in advice.recommendations if r.change is not None)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ckptdiag.advice.model import median
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache
 
@@ -32,6 +33,7 @@ JOURNAL_BEHIND = "journal-behind-checkpoint"
 DIRTY_RAISED = "dirty-target-raised"
 EVICTION_BEHIND = "eviction-behind"
 CACHE_OVERSIZED = "cache-oversized"
+CPU_BUSY = "cpu-busy"
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,19 @@ def _cache(dx: Diagnosis) -> Cause | None:
     )
 
 
+def _cpu(dx: Diagnosis) -> Cause | None:
+    """The host's CPUs busy with work of all processes: the server waited for a CPU, and what a
+    checkpoint setting would change cannot be told from what the CPUs took."""
+    busy = dx.host_cpu_pct_p50
+    if busy is None or busy < HOST_BUSY_PCT:
+        return None
+    return Cause(
+        CPU_BUSY,
+        "the host's CPUs were busy: the server waited for a CPU, not only for the disk",
+        (f"the host's CPUs were {busy:.0f} % busy at the median over the window (all processes)",),
+    )
+
+
 def classify(dx: Diagnosis) -> tuple[Cause, ...]:
     """The bottlenecks this diagnosis shows, most specific first (none for a server judged ok)."""
     if dx.severity == "ok":
@@ -185,6 +200,7 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
     hurting = _hurting(dx)
     disk = _disk(dx, hurting)
     found = [
+        _cpu(dx),
         _throttled(dx, hurting),
         disk,
         _journal(dx, hurting),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ckptdiag.advice.cause import Cause, classify
+from ckptdiag.advice.cause import CPU_BUSY, Cause, classify
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.commands import combined, commands
 from ckptdiag.advice.dirty import cache_size_rule, dirty_rule
@@ -55,10 +55,26 @@ def recommend(dx: Diagnosis) -> Advice:
         if rec is not None:
             recs.append(rec)
     recs = [proven(r) for r in without_contradictions(recs, settings.cache_bytes.value)]
+    if CPU_BUSY in kinds:  # what the CPUs took cannot be told from what a setting would change
+        recs = [_check_while_cpu_busy(r, dx) for r in recs]
     recs.extend(notes(dx))
     recs = [r if r.change is None else replace(r, commands=commands(r.change, settings)) for r in recs]
     together = combined((r.change for r in recs if r.kind == "setting" and r.change is not None), settings)
     return Advice(tuple(recs), _summary(recs, causes), settings, dx.facts.filesystem, together, causes)
+
+
+def _check_while_cpu_busy(rec: Recommendation, dx: Diagnosis) -> Recommendation:
+    """A setting as a check while the host's CPUs were busy with other work."""
+    if rec.kind != "setting":
+        return rec
+    busy = dx.host_cpu_pct_p50 or 0.0
+    return replace(
+        rec,
+        kind="note",
+        confidence="low",
+        confidence_why=f"the host's CPUs were {busy:.0f} % busy (all processes): the stalls may be the CPUs', "
+        "not the checkpoints'; find what else runs on the host first, then record again before changing this",
+    )
 
 
 def lowers_a_trigger(rec: Recommendation, cache: float | None) -> bool:
