@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import mongod_line
+from conftest import mongod_line, run_cli
 from ftdc_writer import SimServer, write_ftdc
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -307,12 +307,7 @@ def test_planted_values_in_every_field_of_either_format_never_reach_a_report(tmp
     )
     for log in (json_log, legacy_log):
         for fmt in ("json", "md", "html", "table"):
-            proc = subprocess.run(
-                [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", fmt, "--fail-on", "never"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
+            proc = run_cli("report", str(log), "-f", fmt, "--fail-on", "never")
             assert proc.returncode == 0, proc.stderr
             for value in (*PLANTED, "card command"):
                 assert value not in proc.stdout + proc.stderr, (log.parent.name, fmt, value)
@@ -372,12 +367,7 @@ def test_json_log_dates_as_numberlong_and_a_first_line_past_the_peek_are_read(tm
     first["attr"]["pad"] = "x" * (2 << 20)  # longer than the first MiB read to tell a log
     log = tmp_path / "mongod.log"
     log.write_text("\n".join([json.dumps(first), *lines]) + "\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", "json", "--fail-on", "never"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("report", str(log), "-f", "json", "--fail-on", "never")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["log"]["slow_ops"] == 31
 
@@ -439,12 +429,7 @@ def test_a_checkpoint_logged_at_the_windows_first_line_is_the_windows(tmp_path: 
     ]
     log = tmp_path / "mongod.log"
     log.write_text("\n".join(legacy) + "\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ckptdiag", "report", str(log), "-f", "md", "--fail-on", "never"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("report", str(log), "-f", "md", "--fail-on", "never")
     assert proc.returncode == 0, proc.stderr
     assert "2 checkpoints" in proc.stdout and "no checkpoint message" not in proc.stdout
     assert "| 10 s |" in proc.stdout
