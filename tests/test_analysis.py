@@ -498,3 +498,17 @@ def test_a_checkpoint_cut_off_by_the_windows_end_never_alone_decides_the_verdict
     assert cut_only.severity == "warn"
     both = run(Server(seconds=124, first_start=58.5, duration=8))
     assert isinstance(both, Diagnosis) and both.severity == "critical"
+
+
+def test_the_terminal_table_shows_why_where_it_fits() -> None:
+    """At 80 columns a why column would squeeze every figure: the table keeps its figures and
+    says where the reasons are; at 130 it shows each episode's why (#28)."""
+    from ckptdiag.report.document import Report, ReportSource
+    from ckptdiag.report.terminal import render_text
+
+    dx = run(Server(seconds=300, ops=0.0, stall=False))
+    assert isinstance(dx, Diagnosis)
+    report = Report(dx, ReportSource("recording", "x"))
+    narrow, wide = render_text(report, width=80), render_text(report, width=130)
+    assert "why each is a stall or not: -f md or -f json" in narrow and "no load" not in narrow
+    assert "why" in wide and "no load" in wide

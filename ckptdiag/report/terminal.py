@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -169,23 +169,7 @@ def render_table(r: Report, limit: int = 25) -> RenderableType:
     )
     verdict = Text.assemble((f" {dx.severity.upper()} ", _STYLE[dx.severity] + " reverse"), "  ", (dx.summary, "bold"))
     findings = Text("\n".join(f"• {f}" for f in dx.findings)) if dx.findings else Text("")
-    episodes = Table(
-        title=(
-            f"checkpoints: {len(dx.episodes)}"
-            + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
-            + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
-            + (f"; data disk {dx.disk}" if dx.disk else "")
-            + (f"; showing {limit}" if len(dx.episodes) > limit else "")
-        ),
-        title_justify="left",
-    )
-    cols, rows = episode_rows(dx, limit)
-    for c in cols[:-2]:
-        episodes.add_column(c, justify="right", no_wrap=c == "start UTC")
-    # stall and why in one column: a terminal is narrow (the Markdown and JSON give the reasons whole)
-    episodes.add_column("stall: why", justify="left", overflow="fold", max_width=16)
-    for *row, stall, why in rows:
-        episodes.add_row(*row, f"{stall} {why}".strip(), style="red" if stall == "STALL" else None)
+    episodes = _EpisodeTable(dx, limit)
     b = dx.baseline
     ev = dx.eviction
     base = Text(
@@ -209,6 +193,41 @@ def render_table(r: Report, limit: int = 25) -> RenderableType:
     if notes:
         parts.append(Text("\n".join(f"note: {n}" for n in notes), style="dim"))
     return Group(*parts)
+
+
+WHY_MIN_WIDTH = 110  # a console at least this wide shows why beside each episode's figures
+
+
+class _EpisodeTable:
+    """The episodes table, laid out for the console it is printed on: with each episode's why
+    (in a word or two) where the console is wide enough, else with the stall marker alone and a
+    caption saying where the reasons are (at 80 columns a why column squeezes every figure)."""
+
+    def __init__(self, dx: Diagnosis, limit: int) -> None:
+        self.dx, self.limit = dx, limit
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        dx, limit = self.dx, self.limit
+        wide = options.max_width >= WHY_MIN_WIDTH
+        table = Table(
+            title=(
+                f"checkpoints: {len(dx.episodes)}"
+                + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
+                + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
+                + (f"; data disk {dx.disk}" if dx.disk else "")
+                + (f"; showing {limit}" if len(dx.episodes) > limit else "")
+            ),
+            title_justify="left",
+            caption=None if wide else "why each is a stall or not: -f md or -f json, or a wider terminal",
+            caption_justify="left",
+        )
+        cols, rows = episode_rows(dx, limit)
+        for c in cols[:-1] if wide else cols[:-2]:
+            table.add_column(c, justify="right", no_wrap=c == "start UTC")
+        table.add_column("why" if wide else "stall", justify="left", no_wrap=True)
+        for *row, stall, why in rows:
+            table.add_row(*row, *((stall, why) if wide else (stall,)), style="red" if stall == "STALL" else None)
+        yield table
 
 
 def render_text(r: Report, width: int = 120) -> str:
