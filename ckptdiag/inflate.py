@@ -30,3 +30,24 @@ def decompressobj(wbits: int = zlib.MAX_WBITS) -> Any:
 def crc32(data: Any, value: int = 0) -> int:
     """CRC-32, as :func:`zlib.crc32`."""
     return int(zlib_like.crc32(data, value))
+
+
+def inflate_prefix(
+    inflater: Any, data: bytes | memoryview, start: int = 0, *, block: int = 1 << 16, limit: int | None = None
+) -> tuple[bytes, int | None]:
+    """``data[start:]`` inflated a block at a time, so that damage keeps everything before it ->
+    (the text up to the damage, the end of the stream or ``limit`` bytes; where the block that
+    failed starts, relative to ``start``, or None when none failed). ``inflater`` is a decompress
+    object of this module's or of :mod:`zlib` (one with a preset dictionary)."""
+    pieces: list[bytes] = []
+    got = 0
+    for at in range(start, len(data), block):
+        try:
+            piece = inflater.decompress(data[at : at + block], 0 if limit is None else limit - got)
+        except ERRORS:
+            return b"".join(pieces), at - start
+        pieces.append(piece)
+        got += len(piece)
+        if inflater.eof or (limit is not None and got >= limit):
+            break
+    return b"".join(pieces), None

@@ -1,4 +1,5 @@
-"""Input paths: what kind of file each is, and every file they resolve to (so none is written over)."""
+"""Input paths: what kind of file each is, and their first bytes (``ckptdiag.outputs`` keeps
+every output off them)."""
 
 from __future__ import annotations
 
@@ -6,18 +7,24 @@ import gzip
 import os
 import stat
 import zlib
-from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, cast
 
 from ckptdiag.errors import InputError
+from ckptdiag.inflate import inflate_prefix
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
 )
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, for a message ("a FIFO", "a directory", ...)."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def check_readable(path: Path, error: type[InputError] = InputError) -> os.stat_result:
@@ -31,7 +38,7 @@ def check_readable(path: Path, error: type[InputError] = InputError) -> os.stat_
         raise error(f"cannot read {path}: {exc.strerror}", permission_hint(exc)) from None
     if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
         return st
-    kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+    kind = kind_of(st.st_mode)
     raise error(
         f"{path} is {kind}, not a file ckptdiag can read to its end",
         "copy the data into a regular file first, then give that file",
@@ -67,48 +74,5 @@ def head(path: Path, size: int) -> bytes | None:
     if first[:2] != GZIP_MAGIC:
         return first
     # inflated a piece at a time: damage (a bad trailer, a flipped byte) keeps what came before it
-    inflater = zlib.decompressobj(wbits=31)
-    out: list[bytes] = []
-    got = 0
-    for at in range(0, len(first), 4096):
-        try:
-            piece = inflater.decompress(first[at : at + 4096], HEAD_INFLATED_MAX - got)
-        except zlib.error:
-            break
-        out.append(piece)
-        got += len(piece)
-        if got >= HEAD_INFLATED_MAX or inflater.eof:
-            break
-    return b"".join(out) if out else None
-
-
-def resolved_files(paths: Iterable[Path]) -> set[Path]:
-    """Every file the inputs resolve to, symlinks followed: the files themselves, and the
-    entries of the directories among them (what a report reads from a diagnostic.data)."""
-    out: set[Path] = set()
-    for path in paths:
-        try:
-            if path.is_dir():
-                out.update(entry.resolve() for entry in path.iterdir())
-            out.add(path.resolve())
-        except OSError:
-            out.add(path.absolute())  # unreadable: still never a place to write
-    return out
-
-
-def is_input(output: Path, inputs: Iterable[Path]) -> bool:
-    """Whether writing ``output`` would replace one of the files the ``inputs`` resolve to (the
-    same path after symlinks, or the same file under another name: a hard link)."""
-    files = resolved_files(inputs)
-    if output.resolve() in files:
-        return True
-    if not output.exists():
-        return False
-    return any(_same(output, f) for f in files)
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+    text, failed = inflate_prefix(zlib.decompressobj(wbits=31), first, block=4096, limit=HEAD_INFLATED_MAX)
+    return None if failed == 0 else text  # nothing inflates: not gzip after all

@@ -30,15 +30,9 @@ from pathlib import Path
 from typing import IO
 
 from ckptdiag.errors import OutputError
+from ckptdiag.inputs import kind_of
 from ckptdiag.redact import REDACTED, redact_text
 
-_KINDS = (
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a directory"),
-)
 _HARD_LINK_SCAN_MAX = 100_000  # directory entries walked to find another name of a hard-linked target
 
 
@@ -54,9 +48,6 @@ class Target:
     def is_stream(self) -> bool:
         """Whether this target is written as a stream, not a file."""
         return self.path is None
-
-    def __str__(self) -> str:
-        return self.stream if self.path is None else str(self.path)
 
 
 STDOUT = Target(None)
@@ -80,31 +71,27 @@ def check_target(
         st = None
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror}", "check the path and its permissions") from None
+    if st is not None and (stream := _own_stream(path)) is not None:
+        return Target(None, stream)
+    _refuse_inputs(path, st, tuple(inputs))  # first: the most useful thing to say
     if st is not None:
-        stream = _own_stream(path)
-        if stream is not None:
-            return Target(None, stream)
-        _refuse_inputs(path, st, tuple(inputs))  # first: the most useful thing to say
         if stat.S_ISLNK(st.st_mode):
             raise OutputError(
                 f"{path} is a symbolic link: ckptdiag never writes through one",
                 f"give the file's own path ({os.path.realpath(path)}) or a new name",
             )
         if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
             hint = (
                 f"give {what} a file name inside it"
                 if stat.S_ISDIR(st.st_mode)
                 else "leave out -o (or give -o -) to write to stdout, and redirect it where you want"
             )
-            raise OutputError(f"{path} is {kind}: ckptdiag writes only regular files", hint)
+            raise OutputError(f"{path} is {kind_of(st.st_mode)}: ckptdiag writes only regular files", hint)
         if not replace:
             raise OutputError(
                 f"{path} already exists; ckptdiag never overwrites a recording",
                 "choose another -o name, or pass --overwrite",
             )
-    else:
-        _refuse_inputs(path, st, tuple(inputs))
     _probe_directory(path)
     return Target(path, exists=st is not None)
 

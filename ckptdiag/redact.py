@@ -201,21 +201,21 @@ def _name_edit(text: str, at: int, size: int, marker: str, seen: set[int]) -> tu
     else:
         return None
     value_end = _value_end(text, value_at)
-    opened, closed = _quotes(text[value_at:value_end])
-    inner = text[value_at + len(opened) : value_end - len(closed)]
+    quote = _quote(text[value_at:value_end])
+    inner = text[value_at + len(quote) : value_end - len(quote)]
     if not inner or inner in (marker, REDACTED, HTML_REDACTED):
         return None
-    if not opened and close == '"' and op is not None and ":" in op.group(2):
-        opened = closed = '"'  # a JSON key's value: still a JSON string
-    return value_at, value_end, f"{opened}{marker}{closed}"
+    if not quote and close == '"' and op is not None and ":" in op.group(2):
+        quote = '"'  # a JSON key's value: still a JSON string
+    return value_at, value_end, f"{quote}{marker}{quote}"
 
 
-def _quotes(value: str) -> tuple[str, str]:
-    """The quotes a value is written in (kept around the marker: JSON stays JSON), or none."""
+def _quote(value: str) -> str:
+    """The quote a value is written in (kept around the marker: JSON stays JSON), or ""."""
     for mark in ('\\"', '"', "'", "&quot;", "&#x27;", "&#39;"):
         if len(value) >= 2 * len(mark) and value.startswith(mark) and value.endswith(mark):
-            return mark, mark
-    return "", ""
+            return mark
+    return ""
 
 
 def _value_end(text: str, start: int) -> int:
@@ -235,17 +235,6 @@ def _value_end(text: str, start: int) -> int:
         return len(text) if newline < 0 else newline
     m = _VALUE.match(text, start)
     return m.end() if m else start
-
-
-def redact_assignments(text: str) -> str:
-    """``text`` with the value of every ``name=value`` whose name is a secret's replaced: a
-    WiredTiger config string's ``secretkey=``/``keyid=``, a ``setParameter`` such as
-    ``ldapQueryPassword=``.
-
-    >>> redact_assignments('cache_size=1G,encryption=(name=AES256-CBC,keyid="k1",secretkey=abc)')
-    'cache_size=1G,encryption=(name=AES256-CBC,keyid="<redacted>",secretkey=<redacted>)'
-    """
-    return redact_text(text)
 
 
 def redact_uri(uri: str) -> str:

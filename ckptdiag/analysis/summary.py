@@ -74,17 +74,18 @@ def _worst(done: Sequence[Episode], durations: list[float], written: list[float]
     """The longest checkpoint, when it is far from the usual one the sentence describes (a
     headline never hides an 8 s checkpoint behind the usual 28 ms): how long, how much, what it
     cost, and when."""
-    longest = max((e for e in done if e.duration_s is not None), key=lambda e: float(e.duration_s or 0), default=None)
-    if longest is None or not durations:
+    timed = [(float(e.duration_s), e) for e in done if e.duration_s is not None]
+    if not timed or not durations:
         return None
+    longest_s, longest = max(timed, key=lambda pair: pair[0])
     usual_s, usual_b = float(np.median(durations)), float(np.median(written)) if written else None
-    far = float(longest.duration_s or 0) >= WORST_FACTOR * usual_s or (
+    far = longest_s >= WORST_FACTOR * usual_s or (
         usual_b is not None and longest.bytes_written is not None and longest.bytes_written >= WORST_FACTOR * usual_b
     )
-    if not far or float(longest.duration_s or 0) < 0.1:
+    if not far or longest_s < 0.1:
         return None
     m = longest.impact
-    text = f"the longest, {_fmt_s(float(longest.duration_s or 0))}"
+    text = f"the longest, {_fmt_s(longest_s)}"
     if longest.bytes_written is not None:
         text += f", wrote {fmt_bytes(longest.bytes_written)}"
     costs = []

@@ -104,11 +104,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def permission_line(exc: PermissionError) -> str:
     """A refusal to read or write as one line, with what to do about it."""
+    from ckptdiag.inputs import permission_hint
+
     where = f" {exc.filename}" if exc.filename else ""
-    return (
-        f"permission denied:{where} (hint: run ckptdiag as the user mongod runs as, e.g. "
-        "'sudo -u mongodb ckptdiag ...', or give a copy of the files)"
-    )
+    return f"permission denied:{where} (hint: {permission_hint(exc)})"
 
 
 def _raise_on_sigterm() -> Any:

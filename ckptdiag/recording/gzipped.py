@@ -12,6 +12,7 @@ later line is read."""
 from __future__ import annotations
 
 import struct
+import zlib
 
 from ckptdiag import inflate
 
@@ -59,8 +60,9 @@ def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
     try:
         text = inflater.decompress(memoryview(data)[at:])
     except inflate.ERRORS:
-        before, failed_at = _salvage(memoryview(data)[at:])
-        after = _resync(data, data.find(SYNC, at + failed_at))
+        # damaged inside: everything before the damage, then the stream taken up again after it
+        before, failed_at = inflate.inflate_prefix(inflate.decompressobj(wbits=-15), memoryview(data), at)
+        after = _resync(data, data.find(SYNC, at + (failed_at or 0)))
         return before + (b"\n" + after if after else b""), b"", True, False
     rest = inflater.unused_data
     if not inflater.eof or len(rest) < 8:
@@ -68,21 +70,6 @@ def _gzip_member(data: bytes) -> tuple[bytes, bytes, bool, bool] | None:
     crc, size = struct.unpack("<II", rest[:8])
     ok = crc == inflate.crc32(text) and size == len(text) & 0xFFFFFFFF
     return text, rest[8:], ok, True
-
-
-def _salvage(deflated: memoryview) -> tuple[bytes, int]:
-    """The text of a deflate stream damaged inside, up to the damage: inflated a block at a time,
-    every block before the one that fails is kept -> (that text, where the failing block starts)."""
-    inflater = inflate.decompressobj(wbits=-15)
-    pieces: list[bytes] = []
-    block = 1 << 16
-    i = 0
-    try:
-        for i in range(0, len(deflated), block):
-            pieces.append(inflater.decompress(deflated[i : i + block]))
-    except inflate.ERRORS:
-        pass  # the damage: everything before it is in pieces
-    return b"".join(pieces), i
 
 
 SYNC = b"\x00\x00\xff\xff"  # the end of an empty stored block: a sync flush
@@ -94,8 +81,6 @@ _PROBES = 4096  # sync points tried (a day's recording has ~43,000, one a minute
 def _resync(data: bytes, at: int) -> bytes:
     """The text inflated from the first sync point at or after ``at`` after which the text reads
     as lines (damage further on handled the same way again), or b"" when none does."""
-    import zlib
-
     out: list[bytes] = []
     probes = 0
     while 0 <= at < len(data) and probes < _PROBES:
@@ -104,44 +89,23 @@ def _resync(data: bytes, at: int) -> bytes:
         if not _reads_as_lines(data, start):
             at = data.find(SYNC, start)
             continue
-        inflater = zlib.decompressobj(wbits=-15, zdict=_WINDOW)
-        try:
-            out.append(inflater.decompress(data[start:]))
+        piece, failed = inflate.inflate_prefix(zlib.decompressobj(wbits=-15, zdict=_WINDOW), data, start)
+        out.append(piece)
+        if failed is None:
             break  # to its end (a trailer, or the file's end)
-        except zlib.error:
-            piece, failed = _salvage_from(data, start)
-            out.append(piece)
-            at = data.find(SYNC, start + max(failed, 1))
+        at = data.find(SYNC, start + max(failed, 1))
     return b"\n".join(out)
 
 
 def _reads_as_lines(data: bytes, start: int) -> bool:
     """Whether the stream inflated from ``start`` begins with recording lines, not with text
     that refers back to what was lost (NULs): its first 64 KiB only."""
-    import zlib
-
     try:
         head = zlib.decompressobj(wbits=-15, zdict=_WINDOW).decompress(data[start : start + (1 << 16)], 1 << 16)
     except zlib.error:
         return False
     line = head.find(b'\n{"type":')
     return (head.startswith(b'{"type":') or line >= 0) and b"\x00" not in head[: max(line, 0) + 200]
-
-
-def _salvage_from(data: bytes, start: int) -> tuple[bytes, int]:
-    """As :func:`_salvage`, for a stream that refers back to text before ``start`` (lost)."""
-    import zlib
-
-    inflater = zlib.decompressobj(wbits=-15, zdict=_WINDOW)
-    pieces: list[bytes] = []
-    block = 1 << 16
-    i = 0
-    try:
-        for i in range(start, len(data), block):
-            pieces.append(inflater.decompress(data[i : i + block]))
-    except zlib.error:
-        pass
-    return b"".join(pieces), i - start
 
 
 def _gzip_header_end(data: bytes) -> int | None:

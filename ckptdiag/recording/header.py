@@ -86,7 +86,11 @@ def header_of(path: Path, line: bytes | None) -> tuple[dict[str, Any], str]:
 def check_is_recording(path: Path, rec: Recording) -> None:
     """A file whose first line is no header and that holds no sample or event is not a recording."""
     if rec.header_damage and not rec.sample_count and not rec.events:
-        raise InputError(
-            f"{path} is not a ckptdiag recording",
-            "give a file written by 'ckptdiag record -o', or an FTDC metrics file",
-        )
+        raise not_a_recording(path)
+
+
+def not_a_recording(path: Path) -> InputError:
+    """The error for a file that holds no recording line at all."""
+    return InputError(
+        f"{path} is not a ckptdiag recording", "give a file written by 'ckptdiag record -o', or an FTDC metrics file"
+    )

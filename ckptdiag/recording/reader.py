@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 from ckptdiag.recording.columns import _Columns, _columns, _frame, checked, joined_columns, seq_of
 from ckptdiag.recording.gzipped import text_of
-from ckptdiag.recording.header import check_is_recording, header_of
+from ckptdiag.recording.header import check_is_recording, header_of, not_a_recording
 
 
 @dataclass
@@ -347,7 +347,7 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
 
     values, lines = _scanned(text, end)
     if not len(lines):
-        check_is_recording(path, Recording(str(path), {}, header_damage="no line"))
+        raise not_a_recording(path)
     head, damage = header_of(path, text[lines[0, 0] : lines[0, 1]])
     rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
     lines = lines[1:]

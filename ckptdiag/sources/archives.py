@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ckptdiag.errors import InputError
+from ckptdiag.inflate import inflate_prefix
 
 SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 MAX_FILE_BYTES = 1 << 30  # one file taken out (mongod's FTDC files are 10 MB by default)
@@ -64,12 +65,17 @@ def _safe(name: str) -> PurePosixPath | None:
     return PurePosixPath(*parts) if parts else None
 
 
+def _budget(path: Path) -> int:
+    """What an archive may write to the scratch folder: RATIO times its size, FLOOR_BYTES at least."""
+    return min(MAX_TOTAL_BYTES, max(FLOOR_BYTES, RATIO * path.stat().st_size))
+
+
 def unpack(path: Path, into: Path) -> Unpacked:
     """The FTDC files and recordings of the archive at ``path``, copied under ``into/<archive
     name>/`` with their folders."""
     out = Unpacked(into / path.name)
     out.root.mkdir(parents=True, exist_ok=True)
-    budget = min(MAX_TOTAL_BYTES, max(FLOOR_BYTES, RATIO * path.stat().st_size))
+    budget = _budget(path)
     total = 0
     seen: set[PurePosixPath] = set()
     members = _members(path)
@@ -162,6 +168,7 @@ def _local_members(path: Path) -> Iterator[tuple[str, int, Opener]]:
     their local headers: stored or deflated ones, up to the cut (the last, cut, is read as far
     as it goes). A zip that does not even begin with a member is refused as before."""
     data = path.read_bytes()
+    limit = min(MAX_FILE_BYTES, _budget(path)) + 1  # one byte past the bound: the copy refuses it
     if not data.startswith(b"PK\x03\x04"):
         raise zipfile.BadZipFile("not a zip file (no central directory, no member at its start)")
     at = 0
@@ -174,34 +181,22 @@ def _local_members(path: Path) -> Iterator[tuple[str, int, Opener]]:
         if flags & 8 or packed == 0xFFFFFFFF:  # sizes after the data, or zip64: not walked
             raise zipfile.BadZipFile(f"{name}: its size is not in its local header")
         body = data[start : start + packed]
-        yield name, size, _local_opener(body, method)
+        yield name, size, _local_opener(body, method, limit)
         at = start + packed
 
 
-def _local_opener(body: bytes, method: int) -> Opener:
+def _local_opener(body: bytes, method: int, limit: int) -> Opener:
+    """A member found by its local header: stored as it is, or deflated a block at a time (the
+    last member of a cut download inflates up to the cut), never past ``limit`` bytes."""
+
     @contextmanager
     def opened() -> Iterator[IO[bytes]]:
         if method == 0:
             yield io.BytesIO(body)
             return
-        inflater = zlib.decompressobj(-15)
-        try:
-            yield io.BytesIO(inflater.decompress(body, MAX_FILE_BYTES))
-        except zlib.error:  # cut inside: what inflated before the cut
-            yield io.BytesIO(_inflate_prefix(body))
+        yield io.BytesIO(inflate_prefix(zlib.decompressobj(-15), body, limit=limit)[0])
 
     return opened
-
-
-def _inflate_prefix(body: bytes) -> bytes:
-    inflater = zlib.decompressobj(-15)
-    out: list[bytes] = []
-    try:
-        for i in range(0, len(body), 1 << 16):
-            out.append(inflater.decompress(body[i : i + (1 << 16)], MAX_FILE_BYTES))
-    except zlib.error:
-        pass
-    return b"".join(out)
 
 
 def _zip_opener(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Opener:

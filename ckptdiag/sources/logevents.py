@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ckptdiag.redact import redact_assignments, redact_doc
+from ckptdiag.redact import redact_doc, redact_text
 from ckptdiag.sanity import as_float
 from ckptdiag.sources.logshapes import COMMANDS, KINDS, QUOTED, past_documents, shape_name, shape_ns, shape_plan
 from ckptdiag.sources.mongodlog import LogLine, LogReport, Wanted, read_log
@@ -247,7 +247,7 @@ def extract(lines: Iterable[LogLine], since: float | None = None, until: float |
 
 def _engine_open(line: LogLine) -> EngineOpen:
     config = line.attr.get("config") if line.msg_id == OPENING_WT else line.msg.split(": ", 1)[1]
-    return EngineOpen(line.t, redact_assignments(config.strip()) if isinstance(config, str) else "")
+    return EngineOpen(line.t, redact_text(config.strip()) if isinstance(config, str) else "")
 
 
 def _wt_text(line: LogLine) -> str:

@@ -398,8 +398,8 @@ def record_and_diagnose(
         path = scratch / "members"
         result = run_record(replace(request.record, output=path, discover=True), stop_signals, warn)
     if result.samples < 2:
-        if request.record.output is None:  # nothing worth keeping
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        if request.record.output is None:  # nothing worth keeping: the scratch folder goes
+            shutil.rmtree(scratch, ignore_errors=True)
         raise InputError(
             f"only {result.samples} sample recorded: nothing to diagnose", "let it run longer (--duration)"
         )
