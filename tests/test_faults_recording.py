@@ -165,7 +165,17 @@ def test_events_without_next_seq_are_ignored_and_counted(tmp_path: Path, lines: 
     assert any("2 gap/restart events without a valid next_seq ignored" in n for n in report.source.damaged)
 
 
-@pytest.mark.parametrize(("version", "shown"), [("x", "'x'"), (1.5, "'1.5'"), (None, "'None'"), (True, "'True'")])
+@pytest.mark.parametrize(
+    ("version", "shown"),
+    [
+        ("x", "'x'"),
+        (1.5, "'1.5'"),
+        (None, "'None'"),
+        (True, "'True'"),
+        (float("inf"), "'inf'"),
+        (float("nan"), "'nan'"),
+    ],
+)
 def test_a_header_with_a_bad_format_version_costs_only_the_header(
     tmp_path: Path, lines: list[dict[str, Any]], version: Any, shown: str
 ) -> None:
