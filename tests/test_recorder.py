@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import FakeClock, ScriptedSource, server_info, status_doc
 
+from ckptdiag.errors import ConnectError
 from ckptdiag.recorder import Sampler
 from ckptdiag.recording import RecordingWriter, read_recording
 
@@ -30,6 +33,17 @@ def _run_until(error: type[Exception], tmp_path: Path, source: ScriptedSource, c
         Sampler(source, writer, clock=clock, duration=10).run(server_info())
     writer.close()
     return read_recording(path)
+
+
+def _raising(at: set[int], error: Exception) -> Callable[[int], dict[str, Any]]:
+    """A script of status documents whose replies number ``at`` raise ``error`` instead."""
+
+    def script(n: int) -> dict[str, Any]:
+        if n in at:
+            raise error
+        return status_doc(n)
+
+    return script
 
 
 def test_ticks_follow_absolute_deadlines_without_drift(tmp_path: Path) -> None:
@@ -196,20 +210,22 @@ def test_down_s_runs_to_the_answer_and_the_next_sample_is_stamped_after_it(tmp_p
     assert after["t"] >= back["t"]
 
 
-def test_a_refusal_mid_run_ends_with_its_reason_not_duration(tmp_path: Path) -> None:
-    from ckptdiag.errors import ConnectError
-
+@pytest.mark.parametrize(
+    ("error", "at", "said"),
+    [
+        (ConnectError("not authorized on admin to execute command { serverStatus: 1 }"), 4, "not authorized"),
+        (RuntimeError("something no one planned for"), 3, "RuntimeError"),  # unexpected: still said so
+    ],
+    ids=["refused", "unexpected"],
+)
+def test_a_failure_mid_run_ends_with_its_reason_not_duration(
+    tmp_path: Path, error: Exception, at: int, said: str
+) -> None:
     clock = FakeClock(start=0.0)
-
-    def script(n: int):  # type: ignore[no-untyped-def]
-        if n == 4:
-            raise ConnectError("not authorized on admin to execute command { serverStatus: 1 }")
-        return status_doc(n)
-
-    rec = _run_until(ConnectError, tmp_path, ScriptedSource(clock, script), clock)
+    rec = _run_until(type(error), tmp_path, ScriptedSource(clock, _raising({at}, error)), clock)
     end = rec.events[-1]
-    assert end["kind"] == "end" and end["reason"] == "error" and "not authorized" in end["error"]
-    assert end["samples"] == 4
+    assert end["kind"] == "end" and end["reason"] == "error" and said in end["error"]
+    assert end["samples"] == at and len(rec.samples) == at
 
 
 def test_an_unreadable_reply_is_a_gap_and_sampling_goes_on_connected(tmp_path: Path) -> None:
@@ -217,28 +233,9 @@ def test_an_unreadable_reply_is_a_gap_and_sampling_goes_on_connected(tmp_path: P
 
     clock = FakeClock(start=1000.0)
 
-    def script(n: int) -> object:
-        if n in (2, 3):
-            raise BadReply("unreadable reply: InvalidBSON: damaged BSON at byte 41")
-        return status_doc(n)
-
-    source = ScriptedSource(clock, script)
+    source = ScriptedSource(clock, _raising({2, 3}, BadReply("unreadable reply: InvalidBSON: damaged BSON at byte 41")))
     result, rec = _run(tmp_path, source, clock, duration=8)
     assert result.samples == 7 and result.gaps == 2 and source.connects == 0  # never reconnected
     gaps = [e for e in rec.events if e["kind"] == "gap"]
     assert [g["reason"] for g in gaps] == ["unreadable reply: InvalidBSON: damaged BSON at byte 41"] * 2
     assert rec.events[-1]["reason"] == "duration"
-
-
-def test_an_unexpected_failure_ends_the_recording_with_reason_error_never_duration(tmp_path: Path) -> None:
-    clock = FakeClock(start=1000.0)
-
-    def script(n: int) -> object:
-        if n == 3:
-            raise RuntimeError("something no one planned for")
-        return status_doc(n)
-
-    rec = _run_until(RuntimeError, tmp_path, ScriptedSource(clock, script), clock)
-    end = rec.events[-1]
-    assert end["kind"] == "end" and end["reason"] == "error" and "RuntimeError" in end["error"]
-    assert len(rec.samples) == 3
