@@ -35,6 +35,7 @@ class SimServer:
     uptime0_ms: int = 5_000_000
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
+    bursts: Sequence[tuple[float, float]] = ()  # when given, load runs only in these spans (batch jobs)
     secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
     primary: bool = False  # a replica-set primary (serverStatus.repl says so)
     # every write waits for w: majority this long (ms), and stall_wc_wait_ms while stall_in says
@@ -55,6 +56,11 @@ class SimServer:
         fine = np.arange(0.0, horizon, self._fine)
         stalled = self._stalled(fine)
         ops_rate = np.where(fine < self.load_from, 0.0, np.where(stalled, self.stall_ops, self.ops))
+        if self.bursts:
+            busy = np.zeros(fine.shape, dtype=bool)
+            for s, e in self.bursts:
+                busy |= (fine >= s) & (fine < e)
+            ops_rate = np.where(busy, ops_rate, 0.0)
         lat_rate = ops_rate * np.where(stalled, self.stall_latency_ms, self.latency_ms) * 1000
         ops_cum = np.concatenate(([0.0], np.cumsum(ops_rate) * self._fine))
         lat_cum = np.concatenate(([0.0], np.cumsum(lat_rate) * self._fine))

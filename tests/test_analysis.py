@@ -402,8 +402,8 @@ def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> Non
     ("server", "expected"),
     [
         (Server(seconds=300, stall=True), "throughput and latency"),
-        (Server(seconds=300, ops=0.0, stall=False), "no load to interrupt"),
-        (Server(seconds=300, ops=10.0, stall_ops=1.0, stall_latency_ms=40.0), "no load to interrupt"),
+        (Server(seconds=300, ops=0.0, stall=False), "no load in the 3 s before it"),
+        (Server(seconds=300, ops=10.0, stall_ops=1.0, stall_latency_ms=40.0), "no load in the 3 s before it"),
         (Server(seconds=300, stall_ops=900.0, stall_latency_ms=40.0), "throughput held at 90% of the baseline"),
         (Server(seconds=300, stall_ops=100.0, stall_latency_ms=1.2), "write latency 1.2x the baseline"),
         (Server(seconds=300, load_stops_at=151.0), "load stopped with it and did not come back"),

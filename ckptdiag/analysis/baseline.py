@@ -2,8 +2,9 @@
 
 Candidates are the samples at least ``BASELINE_CLEAR_BEFORE_S`` before and
 ``BASELINE_CLEAR_AFTER_S`` after every episode, under load: where the window has load at all
-(its 90th percentile of operations is ``MIN_BASELINE_OPS`` or more), a sample doing fewer is an
-idle stretch (before the load began, after it stopped) and never a baseline. Each episode is
+(``BASELINE_MIN_SAMPLES`` samples doing ``MIN_BASELINE_OPS`` or more, however brief its bursts), a
+sample doing fewer is an idle stretch (before the load began, after it stopped, between batches)
+and never a baseline. Each episode is
 measured against the candidates of the ``BASELINE_WINDOW_S`` before it, else around it, else the
 whole window's. When no checkpoint-free sample exists under load (checkpoints back to back), the
 baseline is an estimate of the undisturbed load from the loaded samples themselves: the
@@ -92,16 +93,15 @@ def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start:
 
 def loaded(cols: Columns) -> np.ndarray:
     """Samples under load: doing at least ``MIN_BASELINE_OPS`` operations a second, where the
-    window has load at all (else every sample with a rate)."""
+    window has ``BASELINE_MIN_SAMPLES`` such samples or more (else every sample with a rate: an
+    idle server's usual second is its idle one). A server busy a few minutes of a day, in bursts
+    sampled every 0.1 s, is judged against its bursts, never against the idle hours between them."""
     ops = cols.ops_s
-    finite = np.isfinite(ops)
-    result: np.ndarray
-    if not finite.any() or float(np.percentile(ops[finite], 90)) < MIN_BASELINE_OPS:
-        result = np.isfinite(cols.dt)
-    else:
-        with np.errstate(invalid="ignore"):
-            result = ops >= MIN_BASELINE_OPS
-    return result
+    with np.errstate(invalid="ignore"):
+        busy: np.ndarray = ops >= MIN_BASELINE_OPS
+    if int(busy.sum()) < BASELINE_MIN_SAMPLES:
+        busy = np.isfinite(cols.dt)
+    return busy
 
 
 def _quantile(values: np.ndarray, q: float) -> float | None:

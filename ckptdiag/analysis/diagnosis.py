@@ -18,7 +18,7 @@ from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.stalls import other_stalls
-from ckptdiag.analysis.stats import nanmax, nanmedian, time_weighted_mean
+from ckptdiag.analysis.stats import nanmax, nanmedian, spacings, time_weighted_mean
 from ckptdiag.analysis.summary import summary_sentence
 from ckptdiag.analysis.thresholds import IMPACT_GRACE_S
 from ckptdiag.analysis.timeline import TIMELINE_POINTS, timeline
@@ -76,6 +76,7 @@ def diagnose(
         findings=findings,
         evidence=(*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
         ops_s_mean=time_weighted_mean(cols.ops_s, cols.dt),
+        spacings=spacings(cols.dt),
         writes_s_mean=time_weighted_mean(cols.writes_s, cols.dt),
         host_cpu_pct_p50=nanmedian(cols.host_cpu_pct),
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.results import Episode, OtherStall
-from ckptdiag.analysis.stats import nanmax
+from ckptdiag.analysis.stats import nanmax, sampling_text, spacings
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT, SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
@@ -95,27 +95,19 @@ def _counter_jumps(d: pd.DataFrame) -> list[str]:
 
 
 UNEVEN_SAMPLING = 3.0  # the longest common spacing over the shortest
-SPACING_SHARE = 0.01  # a spacing is named when its samples cover this share of the time or more
 
 
 def _uneven_sampling(dt: np.ndarray) -> list[str]:
     """A note when the spacing of the samples varies (the period changed, the collector fell
     behind, or FTDC sampled faster while busy): every spacing that covers 1 % of the time or
     more, with its share, so a 10 s spacing a tenth of the samples take is never left out."""
-    spacing = dt[np.isfinite(dt) & (dt > 0)]
-    if spacing.size < 10:
+    if int((np.isfinite(dt) & (dt > 0)).sum()) < 10:
         return []
-    magnitude = 10.0 ** np.floor(np.log10(spacing))
-    rounded = np.round(spacing / magnitude) * magnitude  # one significant digit: 0.1, 1, 10, 0.5
-    values, inverse = np.unique(rounded, return_inverse=True)
-    share = np.bincount(inverse.reshape(-1), weights=spacing) / spacing.sum()
-    named = [(float(v), float(p)) for v, p in zip(values, share, strict=True) if p >= SPACING_SHARE]
+    named = spacings(dt)
     if len(named) < 2 or named[-1][0] <= UNEVEN_SAMPLING * named[0][0]:
         return []
-    parts = [f"{v:g} s ({100 * p:.0f} %{' of the time' if i == 0 else ''})" for i, (v, p) in enumerate(named)]
-    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}"
     return [
-        f"samples every {listed} (the collection period changed, the collector fell behind, or FTDC "
+        f"samples {sampling_text(named)} (the collection period changed, the collector fell behind, or FTDC "
         "sampled faster while the server was busy): every checkpoint is counted from the server's counters; "
         "between coarse samples it is placed within its interval and its cost is averaged over it"
     ]

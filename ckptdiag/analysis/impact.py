@@ -10,9 +10,10 @@ import numpy as np
 from ckptdiag.analysis.baseline import local_baseline
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import nanmax, nanmean, nanmedian, nansum, ratio
+from ckptdiag.analysis.stats import nanmax, nansum, ratio, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
+    LOAD_BEFORE_S,
     MIN_BASELINE_OPS,
     RECOVERY_RATIO,
     RECOVERY_WINDOW_S,
@@ -20,16 +21,17 @@ from ckptdiag.analysis.thresholds import (
     STALL_LATENCY_RATIO,
     STALL_OPS_RATIO,
 )
-from ckptdiag.analysis.verdict import CUT_OFF, GONE
+from ckptdiag.analysis.verdict import CUT_OFF, GONE, NO_LOAD
 
 
 def assess_all(found: Sequence[Episode], cols: Columns, base_rows: np.ndarray, whole: Baseline) -> tuple[Episode, ...]:
     """Each episode with its impact, read over the samples whose interval it touches plus one second.
 
     Contract: throughput and latency are compared with :func:`local_baseline`; throughput only
-    where there was load to interrupt (the ``RECOVERY_WINDOW_S`` before it averages
-    ``MIN_BASELINE_OPS`` or more: a checkpoint of an idle server, or of one whose load has not
-    begun, costs no throughput, whatever the busy hours' baseline). The episode is a
+    where there was load to interrupt (the ``LOAD_BEFORE_S`` before it average, time-weighted,
+    ``MIN_BASELINE_OPS`` or more: a checkpoint of an idle server, of one whose load has not begun
+    or of one whose batch ended seconds before, costs no throughput, whatever the busy hours'
+    baseline). The episode is a
     **stall** when its worst second keeps at most ``STALL_OPS_RATIO`` of the baseline's operations
     while write latency is ``STALL_LATENCY_RATIO`` times the baseline or more (or no write
     completed), on a server doing at least ``MIN_BASELINE_OPS`` operations a second, and the load
@@ -107,25 +109,49 @@ def _assess(
     t = cols.t
     rows = slice(lo, hi + 1)
     base = local_baseline(cols, base_rows, whole, e.start, end)
-    after_rows = slice(
-        int(np.searchsorted(t, end + IMPACT_GRACE_S, side="right")),
-        int(np.searchsorted(t, end + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right")),
-    )
-    after = cols.ops_s[after_rows]
-    before = nanmean(cols.ops_s[int(np.searchsorted(t, e.start - RECOVERY_WINDOW_S, side="right")) : lo])
-    # the load it interrupted is the load before it (the window's start: the load after it)
-    load = before if before is not None else nanmean(after)
+    horizon = int(np.searchsorted(t, end + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right"))
+    after_rows = slice(int(np.searchsorted(t, end + IMPACT_GRACE_S, side="right")), horizon)
+    # the load it interrupted is the load just before it (the window's start: the load after it)
+    load = _load_before(cols, e.start, lo)
+    if load is None:
+        load = time_weighted_mean(cols.ops_s[after_rows], cols.dt[after_rows])
     idle = load is not None and load < MIN_BASELINE_OPS  # idle (or not yet busy): nothing to interrupt
     lag = cols.repl_lag_s
     growth = None
     if np.isfinite(lag[lo - 1]) and np.isfinite(lag[rows]).any():
         growth = float(np.nanmax(lag[rows]) - lag[lo - 1])
-    impact = _figures(cols, rows, base, spans, k, idle=idle, growth=growth, ops_s_after=nanmedian(after))
+    came_back = _came_back(cols, rows, horizon)
+    seen = e.end is not None and float(t[-1]) >= end + IMPACT_GRACE_S + RECOVERY_WINDOW_S
+    if not seen and (came_back is None or base.ops_s is None or came_back < RECOVERY_RATIO * base.ops_s):
+        came_back = None  # the window ended before the load could be seen back: not a client that went away
+    impact = _figures(cols, rows, base, spans, k, idle=idle, growth=growth, ops_s_after=came_back)
     still_waiting = _waiting(cols, after_rows, base, impact.write_latency_kind)
     judged = _judge(impact, still_waiting)
     if e.end is None:  # cut off by the window's end: what came after it was never seen
         judged = replace(judged, reasons=(*judged.reasons, CUT_OFF))
     return replace(e, rows=(lo, hi), impact=judged)
+
+
+def _came_back(cols: Columns, rows: slice, horizon: int) -> float | None:
+    """The most operations a second from its worst second to ``horizon`` (``RECOVERY_WINDOW_S``
+    after it): did the load come back? Within the checkpoint counts (a burst that stalls for half a
+    second of an 8 s checkpoint and runs on is not a client that went away); None when the window
+    ends first."""
+    ops = cols.ops_s[rows]
+    if not np.isfinite(ops).any():
+        return None
+    worst = rows.start + int(np.nanargmin(ops))
+    return nanmax(cols.ops_s[worst + 1 : horizon]) if worst + 1 < horizon else None
+
+
+def _load_before(cols: Columns, start: float, lo: int) -> float | None:
+    """The operations a second over the ``LOAD_BEFORE_S`` before ``start`` (row ``lo`` holds it),
+    weighted by each sample's interval: at least the one sample before it, however coarse."""
+    first = min(int(np.searchsorted(cols.t, start - LOAD_BEFORE_S, side="right")), lo - 1)
+    first = max(first, 1)  # row 0 has no interval
+    if first >= lo:
+        return None
+    return time_weighted_mean(cols.ops_s[first:lo], cols.dt[first:lo])
 
 
 def _waiting(cols: Columns, rows: slice, base: Baseline, kind: str | None) -> bool:
@@ -176,7 +202,7 @@ def _figures(
         queued_writers_max=spans.get("queue_writers", k),
         repl_lag_growth_s=growth,
         throttled_ms=nansum(cols.throttle_ms[rows]) if np.isfinite(cols.throttle_ms[rows]).any() else None,
-        reasons=("no load to interrupt",) if idle else (),
+        reasons=(NO_LOAD,) if idle else (),
     )
 
 

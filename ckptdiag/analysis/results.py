@@ -21,7 +21,7 @@ class Impact:
     ops_s_baseline: float | None = None
     ops_s_min: float | None = None
     ops_ratio: float | None = None  # worst second's throughput / baseline
-    ops_s_after: float | None = None  # median throughput in the seconds after it
+    ops_s_after: float | None = None  # the most ops/s from its worst second to RECOVERY_WINDOW_S after it
     write_latency_ratio: float | None = None
     write_latency_kind: str | None = None  # "p99" (histograms) or "mean"
     write_p99_ms_peak: float | None = None
@@ -157,6 +157,7 @@ class Diagnosis:
     role: str | None = None  # "primary" or "secondary" (replica-set members), None if not known
     disk_peak_mb_s: float | None = None  # the data disk's highest write rate over a second in the window
     journal_syncs_s: float | None = None  # journal syncs a second, median over the window
+    spacings: tuple[tuple[float, float], ...] = ()  # (spacing s, share of the time), shortest first
 
     @property
     def stalls(self) -> int:

@@ -73,3 +73,43 @@ def p99_bound_ms(bounds_us: np.ndarray, counts: np.ndarray) -> np.ndarray:
     p99: np.ndarray = (bounds_us / 1000)[at]
     p99[total <= 0] = np.nan
     return p99
+
+
+SPACING_SHARE = 0.01  # a spacing is named when it covers this share of the time, or of the samples, or more
+
+
+def spacings(dt: np.ndarray) -> tuple[tuple[float, float], ...]:
+    """Each spacing of the samples (to one significant digit: 0.1, 1, 10, 0.5 s) that covers
+    ``SPACING_SHARE`` of the time or of the samples or more (a burst's 0.1 s samples may be a tenth
+    of them in under 1 % of the time), with its share of the time, shortest first.
+
+    >>> spacings(np.array([0.1] * 100 + [1.0] * 90 + [10.0] * 10))
+    ((0.1, 0.05), (1.0, 0.45), (10.0, 0.5))
+    """
+    spacing = dt[np.isfinite(dt) & (dt > 0)]
+    if not spacing.size:
+        return ()
+    magnitude = 10.0 ** np.floor(np.log10(spacing))
+    rounded = np.round(spacing / magnitude) * magnitude
+    values, inverse = np.unique(rounded, return_inverse=True)
+    share = np.bincount(inverse.reshape(-1), weights=spacing) / spacing.sum()
+    count = np.bincount(inverse.reshape(-1)) / spacing.size
+    return tuple(
+        (round(float(v), 6), round(float(p), 6))
+        for v, p, c in zip(values, share, count, strict=True)
+        if p >= SPACING_SHARE or c >= SPACING_SHARE
+    )
+
+
+def sampling_text(named: tuple[tuple[float, float], ...]) -> str:
+    """How often the samples came, for a sentence: "every 1 s", or every spacing with its share.
+
+    >>> sampling_text(((1.0, 1.0),)), sampling_text(((0.1, 0.05), (1.0, 0.45), (10.0, 0.5)))
+    ('every 1 s', 'every 0.1 s (5 % of the time), 1 s (45 %) and 10 s (50 %)')
+    """
+    if not named:
+        return "at no steady spacing"
+    if len(named) == 1:
+        return f"every {named[0][0]:g} s"
+    parts = [f"{v:g} s ({100 * p:.0f} %{' of the time' if i == 0 else ''})" for i, (v, p) in enumerate(named)]
+    return "every " + ", ".join(parts[:-1]) + f" and {parts[-1]}"

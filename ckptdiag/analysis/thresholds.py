@@ -4,6 +4,9 @@
   after every episode, within ``BASELINE_WINDOW_S`` before the episode (the load it interrupted:
   the server's load changes over a day), else around it, falling back to the whole window's when
   fewer than ``BASELINE_MIN_SAMPLES`` remain;
+* the load an episode interrupts is the time-weighted operations of the ``LOAD_BEFORE_S`` before
+  it (at least the one sample before it, however coarse): a batch that ended ten seconds before a
+  checkpoint was not interrupted by it, and 0.1 s samples of a burst are weighed by their tenth;
 * an episode's impact is read over the samples whose interval it touches, plus one (requests it
   delayed complete in the next second): worst throughput, worst latency, disk peaks, evictions;
 * a **stall**: throughput in its worst second at most ``STALL_OPS_RATIO`` of the baseline while the
@@ -30,6 +33,7 @@ BASELINE_WINDOW_S = 300.0
 BASELINE_MIN_SAMPLES = 10
 IMPACT_GRACE_S = 1.0
 RECOVERY_WINDOW_S = 10.0
+LOAD_BEFORE_S = 3.0  # the load a checkpoint interrupts: the operations of the seconds just before it
 RECOVERY_RATIO = 0.5
 MIN_BASELINE_OPS = 20.0
 STALL_OPS_RATIO = 0.6

@@ -9,11 +9,14 @@ from ckptdiag.analysis.thresholds import (
     CRITICAL_MIN_STALLS,
     CRITICAL_STALL_SHARE,
     HURT_OPS_RATIO,
+    LOAD_BEFORE_S,
+    MIN_BASELINE_OPS,
     UTIL_SATURATED_PCT,
     WARN_HURT_SHARE,
 )
 from ckptdiag.engine_config import EvictionSettings
 
+NO_LOAD = f"no load in the {LOAD_BEFORE_S:g} s before it (under {MIN_BASELINE_OPS:g} ops/s): nothing to interrupt"
 GONE = "load stopped with it and did not come back"
 CUT_OFF = "still running when the window ended: judged on the seconds seen, and never alone the verdict"
 

@@ -52,6 +52,7 @@ def report(
     fmt: str,
     output: Path | None,
     fail_on: str,
+    top: int | None,
 ) -> None:
     """Diagnose recordings or MongoDB's own FTDC files (diagnostic.data): every checkpoint, its
     cost, eviction pressure, and a verdict.
@@ -70,7 +71,8 @@ def report(
     """
     from ckptdiag.workflows.report import ReportRequest, run_report
 
-    request = ReportRequest(paths, parse_time(since), parse_time(until), resolve_format(fmt, output), output, fail_on)
+    window = (parse_time(since), parse_time(until))
+    request = ReportRequest(paths, *window, resolve_format(fmt, output), output, fail_on, top)
     ctx.exit(run_report(request, err))
 
 

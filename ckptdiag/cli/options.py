@@ -227,6 +227,14 @@ def report_options(func: F) -> F:
             show_default=True,
             help="Exit 4 on critical (and 3 on warn with 'warn'); 'never' exits 0 whatever the verdict.",
         ),
+        click.option(
+            "--top",
+            type=click.IntRange(0, None),
+            default=None,
+            metavar="N",
+            help="Checkpoints listed in the table, Markdown and HTML: the N worst (stalls first, then the "
+            "costliest), in time order; 0 lists all [default: 25 in a terminal, 50 in a file]. JSON has all.",
+        ),
     ]
     return output_options(_with_options(func, options))
 

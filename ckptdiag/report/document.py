@@ -225,6 +225,7 @@ def to_document(r: Report) -> dict[str, Any]:
             "end": iso(dx.end),
             "samples": dx.samples,
             "period_s": num(dx.period_s),
+            "sampling": [{"every_s": num(every, 6), "time_share": num(share, 4)} for every, share in dx.spacings],
             "gaps": dx.gaps,
             "restarts": dx.restarts,
             "samples_without_wiredtiger": dx.samples_without_wiredtiger,

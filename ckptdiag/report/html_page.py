@@ -10,6 +10,7 @@ import re
 import pandas as pd
 
 from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.timeline import ops_line
 from ckptdiag.report.document import Report
 from ckptdiag.report.markdown import render_markdown
 
@@ -28,10 +29,11 @@ def _charts_svg(dx: Diagnosis, slow: tuple[tuple[float, float], ...] = ()) -> st
     if tl is None or tl.empty:
         return None
     times = pd.to_datetime(tl["t"], unit="s", utc=True)
+    ops_label, ops_column = ops_line(tl)
     series = [
         (label, column, color)
         for label, column, color in (
-            ("ops/s (lowest)", "ops_s", "tab:green"),
+            (ops_label, ops_column, "tab:green"),
             ("dirty %", "dirty_pct", "tab:orange"),
             ("disk MB/s", "disk_mb_s", "tab:purple"),
         )
@@ -127,7 +129,7 @@ _CSS = (
 )
 
 
-def render_html(r: Report) -> str:
+def render_html(r: Report, top: int | None = None) -> str:
     """A self-contained HTML page: verdict, charts (with the plotting extra), tables."""
     dx = r.dx
     svg = _charts_svg(dx, r.log.points if r.log is not None else ())
@@ -136,7 +138,7 @@ def render_html(r: Report) -> str:
         if svg
         else f'<p class="hint">Charts need the plotting extra: <code>{html.escape(HTML_EXTRA_HINT)}</code></p>'
     )
-    return page(render_markdown(r), dx.severity, charts)
+    return page(render_markdown(r, top), dx.severity, charts)
 
 
 def page(markdown: str, severity: str, charts: str | None = None) -> str:

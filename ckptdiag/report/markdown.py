@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from ckptdiag import __version__
+from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.report.advice import advice_markdown
 from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt
 from ckptdiag.report.terminal import dirty_settings_text, episode_rows
 
+FILE_TOP = 50  # episodes a Markdown or HTML report lists by default (the worst, in time order)
 
-def render_markdown(r: Report, limit: int = 50) -> str:
-    """Markdown for tickets and mail."""
+
+def render_markdown(r: Report, top: int | None = None) -> str:
+    """Markdown for tickets and mail, listing the ``top`` worst episodes (None: ``FILE_TOP``; 0: all)."""
+    limit = FILE_TOP if top is None else top or len(r.dx.episodes)
     dx, source, facts = r.dx, r.source, r.dx.facts
     b, ev = dx.baseline, dx.eviction
     cache = dx.settings.cache_bytes.value
@@ -23,7 +27,8 @@ def render_markdown(r: Report, limit: int = 50) -> str:
         f"- server: {facts.version or '?'} {facts.host or ''}{f' ({dx.role})' if dx.role else ''}, cache "
         f"{fmt(cache and cache / 2**30, '.1f', ' GB')}, "
         f"RAM {fmt(facts.ram_bytes and facts.ram_bytes / 2**30, '.1f', ' GB')}, cores {fmt(facts.cores, 'd')}",
-        f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples, {dx.gaps} gaps, {dx.restarts} restarts",
+        f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples {sampling_text(dx.spacings)}, "
+        f"{dx.gaps} gaps, {dx.restarts} restarts",
         f"- checkpoints: {len(dx.episodes)}, {dx.stalls} stalls"
         + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else ""),
         "",
@@ -32,7 +37,9 @@ def render_markdown(r: Report, limit: int = 50) -> str:
         out += ["## Findings", ""] + [f"- {f}" for f in dx.findings] + [""]
     cols, rows = episode_rows(dx, limit, full_why=True)
     if rows:
-        out += ["## Checkpoints", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        shown = f"the {limit} worst of {len(dx.episodes)}, in time order (--top N; every one in -f json)"
+        out += ["## Checkpoints", ""] + ([shown, ""] if len(dx.episodes) > limit else [])
+        out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         out += ["| " + " | ".join(r) + " |" for r in rows]
         out.append("")
     if r.log is not None:

@@ -12,6 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.stats import sampling_text
+from ckptdiag.analysis.timeline import ops_line
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
@@ -46,6 +48,8 @@ def _resample(tl: pd.DataFrame, width: int) -> pd.DataFrame:
     group = (np.arange(len(tl)) * width // max(len(tl), 1)).clip(0, width - 1)
     return tl.groupby(group).agg(
         ops_s=("ops_s", "min"),
+        ops_s_mean=("ops_s_mean", "mean"),
+        ops_s_max=("ops_s_max", "max"),
         dirty_pct=("dirty_pct", "max"),
         disk_mb_s=("disk_mb_s", "max"),
         checkpoint=("checkpoint", "any"),
@@ -67,17 +71,21 @@ def timeline_text(dx: Diagnosis, width: int = 96) -> Text:
     text.append("checkpoints".ljust(label), style="dim")
     text.append_text(marks)
     text.append("  ▼ stall  │ checkpoint\n", style="dim")
+    label_ops, column = ops_line(dx.timeline)
+    # the right-hand figure is the line's highest, and for ops/s the highest second's (a mean or a
+    # lowest line of a bursty server would read "max 0" beside 110,000 ops/s bursts)
     rows = [
-        ("ops/s (min)", tl["ops_s"].to_numpy(dtype="float64"), "green", "{:,.0f}"),
-        ("dirty %", tl["dirty_pct"].to_numpy(dtype="float64"), "yellow", "{:.1f}"),
-        ("disk MB/s", tl["disk_mb_s"].to_numpy(dtype="float64"), "magenta", "{:,.0f}"),
+        (label_ops, tl[column], "green", "{:,.0f}", tl["ops_s_max"]),
+        ("dirty %", tl["dirty_pct"], "yellow", "{:.1f}", tl["dirty_pct"]),
+        ("disk MB/s", tl["disk_mb_s"], "magenta", "{:,.0f}", tl["disk_mb_s"]),
     ]
-    for name, values, style, spec in rows:
+    for name, line, style, spec, highest in rows:
+        values = line.to_numpy(dtype="float64")
         if not np.isfinite(values).any():
             continue
         text.append(name.ljust(label), style="dim")
         text.append(_spark(values), style=style)
-        text.append(f"  max {spec.format(np.nanmax(values))}\n", style="dim")
+        text.append(f"  max {spec.format(np.nanmax(highest.to_numpy(dtype='float64')))}\n", style="dim")
     text.append(" " * label + f"{iso(dx.start)} … {iso(dx.end)}", style="dim")
     return text
 
@@ -121,7 +129,7 @@ def episode_rows(dx: Diagnosis, limit: int, *, full_why: bool = False) -> tuple[
 
 
 _SHORT = (
-    ("no load to interrupt", "no load"),
+    ("no load in the", "no load"),
     ("load stopped with it", "load gone"),
     ("throughput and latency", "ops+latency"),
     ("application threads waited", "cache wait"),
@@ -156,8 +164,12 @@ def _cost(e: Episode) -> tuple[int, float, float, float]:
     )
 
 
-def render_table(r: Report, limit: int = 25) -> RenderableType:
-    """The terminal report."""
+TERMINAL_TOP = 25  # episodes a terminal lists by default (the worst, in time order)
+
+
+def render_table(r: Report, top: int | None = None) -> RenderableType:
+    """The terminal report, listing the ``top`` worst episodes (None: ``TERMINAL_TOP``; 0: all)."""
+    limit = TERMINAL_TOP if top is None else top or len(r.dx.episodes)
     dx, source, facts = r.dx, r.source, r.dx.facts
     cache = dx.settings.cache_bytes.value
     cache_gb = None if cache is None else cache / 2**30
@@ -165,7 +177,7 @@ def render_table(r: Report, limit: int = 25) -> RenderableType:
         (f"{source.kind}: {source.path}\n", "bold"),
         f"server {facts.version or '?'} {facts.host or ''}{f' ({dx.role})' if dx.role else ''}; "
         f"cache {fmt(cache_gb, '.1f', ' GB')}; "
-        f"{iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples every {fmt(dx.period_s, '.0f', ' s')}",
+        f"{iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples {sampling_text(dx.spacings)}",
     )
     verdict = Text.assemble((f" {dx.severity.upper()} ", _STYLE[dx.severity] + " reverse"), "  ", (dx.summary, "bold"))
     findings = Text("\n".join(f"• {f}" for f in dx.findings)) if dx.findings else Text("")
@@ -215,7 +227,7 @@ class _EpisodeTable:
                 + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
                 + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
                 + (f"; data disk {dx.disk}" if dx.disk else "")
-                + (f"; showing {limit}" if len(dx.episodes) > limit else "")
+                + (f"; showing the {limit} worst (--top)" if len(dx.episodes) > limit else "")
             ),
             title_justify="left",
             caption=None if wide else "why each is a stall or not: -f md or -f json, or a wider terminal",
@@ -230,10 +242,10 @@ class _EpisodeTable:
         yield table
 
 
-def render_text(r: Report, width: int = 120) -> str:
+def render_text(r: Report, width: int = 120, top: int | None = None) -> str:
     """The terminal report as plain text (for a file)."""
     from rich.console import Console
 
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(render_table(r))
+    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(render_table(r, top))
     return buffer.getvalue()

@@ -314,6 +314,7 @@ class DiagnoseRequest:
     output: Path | None
     fail_on: str
     logs: tuple[Path, ...] = ()  # mongod's logs, read beside the recording
+    top: int | None = None  # episodes listed (the worst, in time order): None the format's default, 0 all
 
 
 def run_diagnose(
@@ -332,7 +333,9 @@ def run_diagnose(
         check_output(request.output, (*saved, *request.logs))  # before minutes of recording, not after
     with kept_on_failure(warn) as scratch:
         result, report = record_and_diagnose(request, stop_signals, warn, scratch)
-        write_report(report, request.fmt, request.output, protect=(*_saved(request, result), *request.logs))
+        write_report(
+            report, request.fmt, request.output, protect=(*_saved(request, result), *request.logs), top=request.top
+        )
     return result, exit_status(report.dx.severity, request.fail_on)
 
 

@@ -28,6 +28,7 @@ class ReportRequest:
     fmt: str  # table, json, md or html (auto resolved by the CLI)
     output: Path | None
     fail_on: str = "critical"  # warn, critical or never
+    top: int | None = None  # episodes listed (the worst, in time order): None the format's default, 0 all
 
 
 def _recordings_window(
@@ -206,7 +207,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             return _run_log_only(request, logs, warn)
         report = _diagnose(recordings, ftdc, logs, request.since_ms, request.until_ms)
     _warn_damage(report, warn)
-    write_report(report, request.fmt, request.output, protect=request.paths)
+    write_report(report, request.fmt, request.output, protect=request.paths, top=request.top)
     return exit_status(report.dx.severity, request.fail_on)
 
 
@@ -292,9 +293,16 @@ def exit_status(severity: str, fail_on: str) -> ExitStatus:
     return ExitStatus.OK
 
 
-def write_report(report: Report | ClusterReport, fmt: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
-    """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout. Only
-    the format's own renderer is imported (a cron job's JSON does not load the HTML page's)."""
+def write_report(
+    report: Report | ClusterReport,
+    fmt: str,
+    output: Path | None,
+    protect: tuple[Path, ...] = (),
+    top: int | None = None,
+) -> None:
+    """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout, listing
+    the ``top`` worst episodes (None: the format's default; 0: all). Only the format's own
+    renderer is imported (a cron job's JSON does not load the HTML page's)."""
     from ckptdiag.report.cluster import ClusterReport
 
     if isinstance(report, ClusterReport):
@@ -307,7 +315,7 @@ def write_report(report: Report | ClusterReport, fmt: str, output: Path | None, 
 
         from ckptdiag.report.terminal import render_table
 
-        Console().print(render_table(report))
+        Console().print(render_table(report, top))
         return
     if fmt == "json":
         from ckptdiag.report.document import render_json, to_document
@@ -316,15 +324,15 @@ def write_report(report: Report | ClusterReport, fmt: str, output: Path | None, 
     elif fmt == "md":
         from ckptdiag.report.markdown import render_markdown
 
-        text = render_markdown(report)
+        text = render_markdown(report, top)
     elif fmt == "html":
         from ckptdiag.report.html_page import render_html
 
-        text = render_html(report)
+        text = render_html(report, top)
     else:
         from ckptdiag.report.terminal import render_text
 
-        text = render_text(report)
+        text = render_text(report, top=top)
     write_text_output(text, output, protect)
 
 
