@@ -35,6 +35,7 @@ class SimServer:
     uptime0_ms: int = 5_000_000
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
+    dirty_bytes: int = 1 << 24  # of a 1 GiB cache
     bursts: Sequence[tuple[float, float]] = ()  # when given, load runs only in these spans (batch jobs)
     secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
     primary: bool = False  # a replica-set primary (serverStatus.repl says so)
@@ -92,7 +93,7 @@ class SimServer:
                     "cache": {
                         "maximum bytes configured": 1 << 30,
                         "bytes currently in the cache": 1 << 28,
-                        "tracked dirty bytes in the cache": 1 << 24,
+                        "tracked dirty bytes in the cache": self.dirty_bytes,
                     },
                     "transaction": {
                         "transaction checkpoints": len(begun),

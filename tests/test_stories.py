@@ -93,3 +93,59 @@ def test_intermittent_bursts_draw_the_mean_line_and_their_peak(tmp_path: Path) -
     line = next(row for row in timeline_text(dx).plain.splitlines() if row.startswith("ops/s"))
     assert line.startswith("ops/s (mean)") and line.endswith("max 110,000")
     assert np.nanmax(dx.timeline["ops_s_mean"].to_numpy(dtype="float64")) > 1000
+
+
+def _story(tmp_path: Path, server: SimServer, seconds: int) -> Diagnosis:
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, server, [float(i) for i in range(seconds)])
+    dx = diagnose_window((path,), None, None).dx
+    assert isinstance(dx, Diagnosis)
+    return dx
+
+
+def test_a_checkpoint_running_far_past_the_interval_is_a_finding(tmp_path: Path) -> None:
+    """A checkpoint that ran 150 s at the 60 s interval: named with its length and time, and the
+    verdict is never ok (the dirty data of those 150 s waited for the next)."""
+    server = SimServer([(30, 31), (91, 92), (152, 302), (362, 363)], stall_in=[(0, 0)])
+    dx = _story(tmp_path, server, 420)
+    late = [f for f in dx.findings if f.startswith("a checkpoint ran")]
+    assert late == [
+        "a checkpoint ran 150 s, 2.5x the 60 s interval (from 22:15:51 UTC): no other begins while it runs, "
+        "so the dirty data of all that time waits for the next"
+    ]
+    assert dx.severity == "warn" and not any("no checkpoint began" in f for f in dx.findings)
+
+
+def test_no_checkpoint_for_intervals_under_writes_is_a_finding(tmp_path: Path) -> None:
+    """Writes went on at 1,000/s but no checkpoint began for 308 s (91.5 s, the placed end of the
+    last, to 400 s) at a 60 s interval: the checkpoint thread was held; the figures moved, so
+    nothing is called frozen."""
+    server = SimServer([(30, 31), (91, 92), (400, 401)], stall_in=[(0, 0)])
+    dx = _story(tmp_path, server, 460)
+    (held,) = [f for f in dx.findings if f.startswith("no checkpoint began")]
+    assert held.startswith("no checkpoint began for 308 s, 5.1x the 60 s interval (from 22:14:51 UTC), while")
+    assert "something held its checkpoint thread" in held and "did not move" not in held
+    assert dx.severity == "warn"
+
+
+def test_frozen_counters_while_the_server_answers_are_named_and_not_counted_as_time_at_a_level(
+    tmp_path: Path,
+) -> None:
+    """The load ended at 120 s and the engine's figures froze, dirty data at 21 % (over the 20 %
+    trigger), no checkpoint after the one ending at 91.5 s (its start placed mid-interval): named
+    as frozen from when they stopped moving, and the frozen seconds never count as time over the
+    trigger."""
+    server = SimServer([(30, 31), (91, 92)], bursts=[(0, 120)], dirty_bytes=int(0.21 * (1 << 30)), stall_in=[(0, 0)])
+    dx = _story(tmp_path, server, 300)
+    (frozen,) = [f for f in dx.findings if f.startswith("no checkpoint began")]
+    assert frozen.startswith("no checkpoint began for 208 s, 3.5x the 60 s interval (from 22:14:51 UTC)")
+    assert "from 22:15:20 UTC the storage engine's figures did not move at all" in frozen
+    assert dx.eviction.seconds_over_dirty_trigger == pytest.approx(120.0, abs=1.0)  # the loaded seconds only
+
+
+def test_an_idle_servers_skipped_checkpoints_are_no_finding(tmp_path: Path) -> None:
+    """No writes and no dirty data to speak of: a clean database's checkpoints may be skipped,
+    the counters standing still; nothing is overdue."""
+    server = SimServer([(30, 31), (91, 92)], bursts=[(0, 10)], stall_in=[(0, 0)])
+    dx = _story(tmp_path, server, 600)
+    assert not any("no checkpoint began" in f or "checkpoint ran" in f for f in dx.findings)

@@ -36,6 +36,7 @@ class Columns:
     repl_lag_s: np.ndarray
     throttle_ms: np.ndarray
     host_cpu_pct: np.ndarray
+    ckpt_starts: np.ndarray  # checkpoints begun in the interval (NaN: not counted)
 
     @classmethod
     def of(cls, d: pd.DataFrame, disk: str | None) -> Columns:
@@ -72,4 +73,5 @@ class Columns:
             repl_lag_s=col("repl_lag_s"),
             throttle_ms=col("throttle_ms"),
             host_cpu_pct=col("host_cpu_pct"),
+            ckpt_starts=col("ckpt_starts"),
         )

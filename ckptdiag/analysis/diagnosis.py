@@ -15,6 +15,7 @@ from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.eviction import eviction_summary
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.impact import assess_all
+from ckptdiag.analysis.overdue import overdue, overdue_findings, stale
 from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.stalls import other_stalls
@@ -44,13 +45,15 @@ def diagnose(
     found = find_episodes(d)
     base_rows, whole, base_notes = whole_baseline(cols, found)
     episodes = assess_all(found, cols, base_rows, whole)
-    eviction = eviction_summary(
-        cols, d["eviction_state"].to_numpy(dtype="float64"), settings.eviction, settings.version
-    )
+    late = overdue(cols, episodes, settings.interval.number, settings.eviction.dirty_target.number)
+    states = d["eviction_state"].to_numpy(dtype="float64")
+    eviction = eviction_summary(cols, states, settings.eviction, settings.version, stale(t, late))
     others = other_stalls(cols, near_episodes(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings.eviction)
     severity, findings = verdict(episodes, eviction, settings.eviction, others)
     lag = lag_finding(episodes)
-    findings = (*findings, lag) if lag else findings
+    findings = (*findings, *overdue_findings(late, settings.interval.number), *([lag] if lag else []))
+    if late and severity == "ok":  # dirty data waited intervals on end: never ok
+        severity = "warn"
     role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
     ckpt_period, cv = period(episodes)
     samples_period = nanmedian(cols.dt)

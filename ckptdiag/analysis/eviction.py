@@ -17,12 +17,19 @@ def _p90(values: np.ndarray) -> float | None:
 
 
 def eviction_summary(
-    cols: Columns, states: np.ndarray, settings: EvictionSettings, version: catalogue.Version | None
+    cols: Columns,
+    states: np.ndarray,
+    settings: EvictionSettings,
+    version: catalogue.Version | None,
+    stale: np.ndarray | None = None,
 ) -> EvictionSummary:
     """Dirty and used cache, time at or over each target and trigger, application-thread
-    eviction, and how many samples had each eviction-state flag (``states``: the raw state)."""
+    eviction, and how many samples had each eviction-state flag (``states``: the raw state).
+    ``stale`` samples (the engine's figures frozen) count no time at any level."""
     dirty = np.nan_to_num(cols.dirty_pct)
     dt = np.nan_to_num(cols.dt, nan=0.0)
+    if stale is not None:
+        dt = np.where(stale, 0.0, dt)
     flags: dict[str, int] = {}
     finite = states[np.isfinite(states)].astype(np.int64)
     for value, count in zip(*np.unique(finite, return_counts=True), strict=True):
