@@ -160,8 +160,13 @@ def test_a_log_alone_gives_checkpoints_from_its_messages_as_weaker_evidence(tmp_
     assert [e["duration_s"] for i, e in enumerate(episodes) if i != 3] == [None] * 9
     assert [b["slow_ops"] for b in doc["slow_op_bursts"]] == [30]
     assert doc["slow_op_bursts"][0]["start"] == _iso(180.0)[:-6] + "Z"  # the 10 s bin it fell in
-    assert doc["verdict"]["evidence"][0].startswith("75 % of slow writes (30 of 40) ran inside checkpoints")
-    assert "waiting for locks (median 2.5 s)" in doc["verdict"]["evidence"][0]
+    long_one, slow_inside = doc["verdict"]["findings"]  # what made it warn; the evidence holds the rest
+    assert long_one.startswith("1 of 10 checkpoints ran 5 s or more (the longest 40 s")
+    assert slow_inside.startswith("75 % of slow writes (30 of 40) ran inside checkpoints")
+    assert "waiting for locks (median 2.5 s)" in slow_inside
+    assert doc["verdict"]["evidence"] == [
+        "1 burst(s) of slow operations (5x the usual 10 s or more), 1 of them meeting a checkpoint"
+    ]
 
 
 def test_a_real_replica_set_log_alone(tmp_path: Path) -> None:
@@ -433,3 +438,33 @@ def test_a_checkpoint_logged_at_the_windows_first_line_is_the_windows(tmp_path: 
     assert proc.returncode == 0, proc.stderr
     assert "2 checkpoints" in proc.stdout and "no checkpoint message" not in proc.stdout
     assert "| 10 s |" in proc.stdout
+
+
+def test_a_log_alones_long_checkpoints_are_never_ok(tmp_path: Path) -> None:
+    """'Checkpoint took 10 seconds' (3.x-4.2): the log cannot weigh a long checkpoint's cost, so
+    it is a finding and the verdict warns (exit 3 with --fail-on warn); the summary names the
+    longest, and the same wording runs through the findings and the log's section (#28)."""
+    lines = [
+        f"2019-06-18T12:0{i}:30.000+0100 I STORAGE  [WTCheckpointThread] Checkpoint took {n} seconds to complete"
+        for i, n in enumerate((10, 7, 3, 12))
+    ]
+    lines += [
+        f'2019-06-18T12:0{m}:{s:02d}.000+0100 I COMMAND  [conn1] command a.b command: insert {{ insert: "b" }} 150ms'
+        for m in range(4)
+        for s in range(0, 60, 20)
+    ]
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join(sorted(lines)) + "\n")
+    proc = run_cli("report", str(log), "-f", "json", "--fail-on", "warn")
+    assert proc.returncode == 3, proc.stderr
+    verdict = json.loads(proc.stdout)["verdict"]
+    assert verdict["severity"] == "warn" and verdict["summary"].endswith("4 checkpoints, one every 63 s; "
+        "12 slow operations, 2 inside checkpoints; the longest checkpoint 12 s")  # fmt: skip
+    assert verdict["findings"] == [
+        "3 of 4 checkpoints ran 5 s or more (the longest 12 s, from 11:03:18 UTC): the log cannot say what "
+        "they cost; the server's FTDC (diagnostic.data) or a recording measures it"
+    ]
+    short = log.read_text().replace("took 10", "took 2").replace("took 7", "took 1").replace("took 12", "took 4")
+    log.write_text(short)
+    proc = run_cli("report", str(log), "-f", "json", "--fail-on", "warn")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["verdict"]["findings"] == []

@@ -17,6 +17,8 @@ import numpy as np
 
 from ckptdiag.analysis.results import Episode
 from ckptdiag.analysis.slowops import SlowOpCorrelation, correlate
+from ckptdiag.analysis.thresholds import LOG_LONG_CHECKPOINT_S
+from ckptdiag.recording import utc_iso
 from ckptdiag.sources.logevents import CheckpointMessage, LogEvents, SlowOps
 
 BURST_BIN_S = 10.0  # slow operations are counted in 10 s bins
@@ -39,6 +41,7 @@ class LogOnlyDiagnosis:
     severity: str  # ok or warn
     summary: str
     evidence: tuple[str, ...]
+    findings: tuple[str, ...] = ()  # what made the verdict warn: long checkpoints, slow operations in them
 
 
 def log_checkpoints(messages: Sequence[CheckpointMessage]) -> tuple[Episode, ...]:
@@ -121,7 +124,8 @@ def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosi
     met = 0 if guessed else sum(_meets(episodes, b0, b1) for b0, b1, _ in bursts)
     # a burst standing in for a checkpoint holds its own slow operations (their longest: not kept)
     per = tuple((n, None) for _, _, n in bursts) if guessed else correlation.per_checkpoint
-    severity = "warn" if correlation.finding else "ok"
+    findings = tuple(f for f in (_long_checkpoints(episodes), correlation.finding) if f)
+    severity = "warn" if findings else "ok"
     period_text = f", one every {period:.0f} s" if period else ""
     what = "slow-operation bursts (no checkpoint message in the log)" if guessed else "checkpoints"
     summary = (
@@ -129,20 +133,35 @@ def diagnose_log(events: LogEvents, start: float, end: float) -> LogOnlyDiagnosi
         f"{len(episodes)} {what}{period_text}; {correlation.inside.count + correlation.outside.count:,} slow "
         f"operations, {correlation.inside.count:,} inside checkpoints"
     )
+    longest = max((e.duration_s for e in episodes if e.duration_s is not None), default=None)
+    if longest is not None and not guessed:
+        summary += f"; the longest checkpoint {longest:.0f} s"
     return LogOnlyDiagnosis(
         start, end, episodes, period, correlation, bursts, met, per, severity, summary,
-        _evidence(correlation, bursts, met, guessed, bool(episodes)),
+        _evidence(bursts, met, guessed, bool(episodes)), findings,
     )  # fmt: skip
+
+
+def _long_checkpoints(episodes: Sequence[Episode]) -> str | None:
+    """The finding for checkpoints the log shows running ``LOG_LONG_CHECKPOINT_S`` or more: a log
+    cannot weigh their cost, so they are never ok."""
+    long = [e for e in episodes if e.duration_s is not None and e.duration_s >= LOG_LONG_CHECKPOINT_S]
+    if not long:
+        return None
+    worst = max(long, key=lambda e: e.duration_s or 0.0)
+    return (
+        f"{len(long)} of {len(episodes)} checkpoints ran {LOG_LONG_CHECKPOINT_S:g} s or more (the longest "
+        f"{worst.duration_s:.0f} s, from {utc_iso(worst.start)[11:19]} UTC): the log cannot say what they cost; "
+        "the server's FTDC (diagnostic.data) or a recording measures it"
+    )
 
 
 def _meets(episodes: Sequence[Episode], b0: float, b1: float) -> bool:
     return any(e.start <= b1 and (e.end or e.start) + 1 >= b0 for e in episodes)
 
 
-def _evidence(
-    correlation: SlowOpCorrelation, bursts: Sequence[tuple[float, float, int]], met: int, guessed: bool, any_: bool
-) -> tuple[str, ...]:
-    out = [correlation.finding] if correlation.finding else []
+def _evidence(bursts: Sequence[tuple[float, float, int]], met: int, guessed: bool, any_: bool) -> tuple[str, ...]:
+    out = []
     if guessed:
         out.append(
             f"{len(bursts)} burst(s) of slow operations stand in for checkpoints: a regular period between them "

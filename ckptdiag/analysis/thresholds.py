@@ -48,6 +48,10 @@ UTIL_SATURATED_PCT = 90.0
 SLOW_REPLY_MS = 1000.0
 UPDATES_NEAR_TARGET = 0.95  # eviction starts at the target: the last sample before shows just under it
 
+# from mongod's log alone, a checkpoint this long is a warning: no counter says what it cost (with
+# FTDC or a recording its cost is measured instead, and the length alone decides nothing)
+LOG_LONG_CHECKPOINT_S = 5.0
+
 # the host's CPUs (all processes) this busy in a stall or a checkpoint that hurt: the server may
 # have waited for a CPU, a confounder its own counters cannot show (analysis/evidence.py, stalls.py)
 HOST_BUSY_PCT = 90.0

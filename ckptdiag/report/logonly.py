@@ -38,7 +38,7 @@ class LogOnlyReport:
                 "verdict": {
                     "severity": dx.severity,
                     "summary": dx.summary,
-                    "findings": [],
+                    "findings": list(dx.findings),
                     "evidence": list(dx.evidence),
                 },
                 "checkpoints": {
@@ -69,8 +69,8 @@ class LogOnlyReport:
         dx = self.dx
         out = [f"# ckptdiag: {dx.severity.upper()}", "", f"**{dx.summary}**", "", f"- source: mongod log `{self.path}`"]
         out += [f"- window: {iso(dx.start)} to {iso(dx.end)}", ""]
-        if dx.evidence:
-            out += ["## Findings", ""] + [f"- {n}" for n in dx.evidence] + [""]
+        if dx.findings or dx.evidence:
+            out += ["## Findings", ""] + [f"- {n}" for n in (*dx.findings, *dx.evidence)] + [""]
         out += ["## mongod log: slow operations and checkpoints", ""] + [f"- {x}" for x in self.log.lines_for_report()]
         if dx.episodes:
             out += [
@@ -94,5 +94,5 @@ class LogOnlyReport:
         """The terminal report (plain text: the log has no timeline to draw)."""
         dx = self.dx
         lines = [f"mongod log: {self.path}", f"{dx.severity.upper()}  {dx.summary}"]
-        lines += [f"• {n}" for n in dx.evidence] + self.log.lines_for_report()
+        lines += [f"• {n}" for n in (*dx.findings, *dx.evidence)] + self.log.lines_for_report()
         return "\n".join(lines) + "\n"
