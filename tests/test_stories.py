@@ -149,3 +149,56 @@ def test_an_idle_servers_skipped_checkpoints_are_no_finding(tmp_path: Path) -> N
     server = SimServer([(30, 31), (91, 92)], bursts=[(0, 10)], stall_in=[(0, 0)])
     dx = _story(tmp_path, server, 600)
     assert not any("no checkpoint began" in f or "checkpoint ran" in f for f in dx.findings)
+
+
+def test_a_containers_restarts_under_new_hostnames_are_one_member(tmp_path: Path) -> None:
+    """One dbPath's diagnostic.data, written by a container restarted three times (a new hostname
+    each start), given as the shell's glob with metrics.interim: one server, its restarts events,
+    the JSON a single server's (`jq .verdict` an object with the severity); the directory itself
+    the same."""
+    import json
+
+    from conftest import run_cli
+
+    folder = tmp_path / "db" / "diagnostic.data"
+    folder.mkdir(parents=True)
+    t0 = 1_700_000_000.0
+    for k, host in enumerate(("c0ffee01", "c0ffee02", "c0ffee03")):
+        server = SimServer([(30, 32), (90, 93)], t0=t0 + 400 * k, uptime0_ms=1000, stall_in=[(0, 0)])
+        stamp = f"2023-11-14T22-{13 + 7 * k:02d}-20Z-00000"
+        write_ftdc(folder / f"metrics.{stamp}", server, [float(i) for i in range(150)], host=host)
+    # the interim file: the latest samples, no metadata document of its own
+    write_ftdc(tmp_path / "interim", SimServer([], t0=t0 + 1200, uptime0_ms=151_000), [float(i) for i in range(20)])
+    body = (tmp_path / "interim").read_bytes()
+    (folder / "metrics.interim").write_bytes(body[int.from_bytes(body[:4], "little") :])
+    globbed = sorted(str(p) for p in folder.glob("metrics.*"))
+    for given in (globbed, [str(folder)]):
+        proc = run_cli("report", *given, "-f", "json", "--fail-on", "never")
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert "members" not in doc and doc["verdict"]["severity"] == "ok", given
+        assert doc["server"]["host"] == "c0ffee01" and doc["window"]["restarts"] == 2
+        assert doc["checkpoints"]["count"] == 6
+
+
+def test_a_glob_with_an_empty_interim_file_reads_as_its_directory(tmp_path: Path) -> None:
+    """mongod had just opened metrics.interim (0 bytes): the shell's glob reads as the directory,
+    the empty file a note (a damaged part costs only that part); one file given alone still fails."""
+    import json
+
+    from conftest import run_cli
+
+    folder = tmp_path / "diagnostic.data"
+    folder.mkdir()
+    write_ftdc(
+        folder / "metrics.2023-11-14T22-13-20Z-00000", SimServer([(30, 32), (90, 93)]), [float(i) for i in range(150)]
+    )
+    (folder / "metrics.interim").write_bytes(b"")
+    docs = []
+    for given in (sorted(str(p) for p in folder.glob("metrics.*")), [str(folder)]):
+        proc = run_cli("report", *given, "-f", "json", "--fail-on", "never")
+        assert proc.returncode == 0, proc.stderr
+        docs.append(json.loads(proc.stdout))
+    assert docs[0]["checkpoints"] == docs[1]["checkpoints"] and docs[0]["verdict"] == docs[1]["verdict"]
+    alone = run_cli("report", str(folder / "metrics.interim"), "-f", "json")
+    assert alone.returncode != 0 and "is empty" in alone.stderr

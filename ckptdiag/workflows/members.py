@@ -109,19 +109,27 @@ def _host_port(doc: dict[str, Any]) -> str | None:
 
 
 def group_members(paths: tuple[Path, ...], scratch: Path | None = None, notes: list[str] | None = None) -> list[Member]:
-    """The inputs by member, in the order they were given. Inputs that do not name their member
-    (mongod logs, files without metadata) belong to the one member when there is one, else each
-    is named by its folder."""
+    """The inputs by member, in the order they were given: a member is a server's host:port as its
+    files name it, and every metrics file of one ``diagnostic.data`` folder is the member its first
+    file names (a glob of the folder is the folder). Inputs that do not name their member (mongod
+    logs, files without metadata) belong to the one member when there is one, else each is named
+    by its folder."""
     from ckptdiag.errors import UsageError
 
     named: dict[str, list[Path]] = {}
     unnamed: list[Path] = []
     logs: list[Path] = []
+    folders: dict[Path, str] = {}  # a diagnostic.data folder -> the member its first file named
     for path in expand_bundles(paths, scratch, notes):
+        folder = _diagnostic_folder(path)
         if is_log_input(path):
             logs.append(path)
+        elif folder is not None and folder in folders:  # one dbPath's files: one server, however renamed
+            named[folders[folder]].append(path)
         elif (name := member_name(path)) is not None:
             named.setdefault(name, []).append(path)
+            if folder is not None:
+                folders[folder] = name
         else:
             unnamed.append(path)
     for path in unnamed:  # no metadata (metrics.interim, a file cut before it): its folder's member
@@ -135,6 +143,17 @@ def group_members(paths: tuple[Path, ...], scratch: Path | None = None, notes: l
             "report one member at a time with its own log, or the members without logs",
         )
     return [Member(name, tuple(p)) for name, p in named.items()]
+
+
+def _diagnostic_folder(path: Path) -> Path | None:
+    """The ``diagnostic.data`` folder a metrics file lies in (resolved), or None. mongod writes
+    one server's FTDC there, under its dbPath: the files of one such folder are one member, whatever
+    hostname each start of the server carried (a container gets a new one every restart), and its
+    restarts are events of that member's window."""
+    if not path.is_file() or not path.name.startswith("metrics."):
+        return None
+    folder = path.parent.resolve()
+    return folder if folder.name == "diagnostic.data" else None
 
 
 def _member_in_folder(path: Path, named: dict[str, list[Path]]) -> str | None:

@@ -203,11 +203,13 @@ def metric_files(path: Path) -> list[Path]:
 
 def ftdc_files(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
     """Every metrics file the inputs name, in reading order, each with whether it came from a
-    directory (where one bad file does not stop the rest)."""
+    directory or with others (where one bad file does not stop the rest: the shell's glob of a
+    diagnostic.data directory, an empty metrics.interim among them, reads as the directory)."""
+    given = list(paths)
     out: list[tuple[Path, bool]] = []
-    for top in paths:
-        in_dir = top.is_dir()
-        out += [(file, in_dir) for file in metric_files(top)]
+    for top in given:
+        among = top.is_dir() or len(given) > 1
+        out += [(file, among) for file in metric_files(top)]
     return out
 
 
