@@ -136,3 +136,17 @@ def test_the_live_line_and_the_report_give_the_same_iostat_figures_through_a_wra
     assert (wrapped["disk.vda.util_pct"], wrapped["disk.vda.aqu_sz"]) == (40.0, 0.6)
     # after the reset the interval counts from zero: 300 ms busy, 450 ms queued, 50 writes
     assert (reset["disk.vda.util_pct"], reset["disk.vda.aqu_sz"], reset["disk.vda.w_s"]) == (30.0, 0.45, 50.0)
+
+
+def test_a_busy_time_counter_that_jumped_is_no_figure_never_100_percent() -> None:
+    """io_ticks rose 30 s in a 1 s interval (a suspend and resume): %util is unknown, never the
+    clipped 100 % a saturated disk shows; a little over the interval (clock skew) is 100 %."""
+    from ckptdiag.sources.diskstats import DiskCounters, disk_rates
+
+    prev = DiskCounters(wr_ios=100, wr_sectors=2048, wr_ticks=50, tot_ticks=400, rq_ticks=500)
+    jumped = DiskCounters(wr_ios=300, wr_sectors=206848, wr_ticks=450, tot_ticks=30_400, rq_ticks=1500)
+    skewed = DiskCounters(wr_ios=300, wr_sectors=206848, wr_ticks=450, tot_ticks=1_410, rq_ticks=1500)
+    import math
+
+    assert math.isnan(disk_rates(prev, jumped, 1.0).util_pct)
+    assert disk_rates(prev, skewed, 1.0).util_pct == 100.0

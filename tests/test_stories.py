@@ -202,3 +202,20 @@ def test_a_glob_with_an_empty_interim_file_reads_as_its_directory(tmp_path: Path
     assert docs[0]["checkpoints"] == docs[1]["checkpoints"] and docs[0]["verdict"] == docs[1]["verdict"]
     alone = run_cli("report", str(folder / "metrics.interim"), "-f", "json")
     assert alone.returncode != 0 and "is empty" in alone.stderr
+
+
+def test_a_host_that_slept_keeps_its_metronome(tmp_path: Path) -> None:
+    """An idle host checkpointing every 60 s exactly, asleep twice for ten minutes (no sample, so
+    two gaps): the period is 60 s and its regularity 0, over the spacings that cross no gap (it
+    read 1.26 counting the sleeps)."""
+    sleeps = ((300.0, 900.0), (1500.0, 2100.0))
+    starts = [30.0 + 60 * k for k in range(45)]
+    starts = [s for s in starts if not any(a - 5 <= s < b for a, b in sleeps)]
+    server = SimServer([(s, s + 0.5) for s in starts], stall_in=[(0, 0)])
+    times = [float(i) for i in range(2700) if not any(a <= i < b for a, b in sleeps)]
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, server, times)
+    report = diagnose_window((path,), None, None)
+    dx = report.dx
+    assert isinstance(dx, Diagnosis) and dx.gaps == 2
+    assert dx.checkpoint_period_s == pytest.approx(60.0) and dx.checkpoint_period_cv == pytest.approx(0.0, abs=0.01)

@@ -55,7 +55,7 @@ def diagnose(
     if late and severity == "ok":  # dirty data waited intervals on end: never ok
         severity = "warn"
     role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
-    ckpt_period, cv = period(episodes)
+    ckpt_period, cv = period(episodes, t[d["seam"].to_numpy(dtype=bool)] if "seam" in d else None)
     samples_period = nanmedian(cols.dt)
     return Diagnosis(
         facts=facts,

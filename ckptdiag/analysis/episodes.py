@@ -275,13 +275,19 @@ def disk_bursts(d: pd.DataFrame) -> list[Episode]:
     return out
 
 
-def period(episodes: Sequence[Episode]) -> tuple[float | None, float | None]:
+def period(episodes: Sequence[Episode], seams: np.ndarray | None = None) -> tuple[float | None, float | None]:
     """The typical interval between episode starts (median, s) and its regularity (the
-    coefficient of variation of the intervals: 0 is a metronome)."""
-    starts = np.array([e.start for e in episodes if not e.truncated], dtype="float64")
+    coefficient of variation of the intervals: 0 is a metronome), over the intervals that cross no
+    seam (``seams``: the times of the samples after a gap or a restart): a host that slept twice
+    between exact 60 s checkpoints is still a metronome."""
+    starts = np.sort(np.array([e.start for e in episodes if not e.truncated], dtype="float64"))
     if starts.size < 2:
         return None, None
-    gaps = np.diff(np.sort(starts))
+    gaps = np.diff(starts)
+    if seams is not None and seams.size:
+        # a seam sample at or after one start and before the next: the interval crosses it
+        crossed = np.searchsorted(seams, starts[:-1], side="left") != np.searchsorted(seams, starts[1:], side="left")
+        gaps = gaps[~crossed]
     gaps = gaps[gaps > 0]
     if gaps.size == 0:
         return None, None

@@ -138,7 +138,8 @@ def data_disks(frame: pd.DataFrame) -> list[str]:
 def derive(frame: pd.DataFrame) -> pd.DataFrame:
     """The per-sample figures every analysis reads, indexed like ``frame``.
 
-    Columns (NaN where unknown): ``t``, ``dt``; ``ops_s``, ``writes_s``; ``write_lat_ms``,
+    Columns (NaN where unknown): ``t``, ``dt``, ``seam`` (1 where the interval crosses a gap or a
+    restart, and on the first row: no rate there); ``ops_s``, ``writes_s``; ``write_lat_ms``,
     ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
     (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
@@ -159,7 +160,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     t = frame["t"].to_numpy(dtype="float64")
     dt = np.concatenate(([np.nan], np.diff(t)))
     dt_ok = np.where(dt > 0, dt, np.nan)
-    out: dict[str, np.ndarray] = {"t": t, "dt": dt}
+    out: dict[str, np.ndarray] = {"t": t, "dt": dt, "seam": seam.astype("float64")}
     columns = _Reader(frame, seam)
     ops = _sum_deltas(frame, OPS, seam)
     writes = _sum_deltas(frame, WRITES, seam)

@@ -9,6 +9,9 @@ from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt
 from ckptdiag.report.terminal import dirty_settings_text, episode_rows
 
+# said once on every report and kept everywhere: the units mongod (cacheSizeGB, WiredTiger's
+# "MB"), the kernel and iostat -m use
+UNITS = "sizes in binary units: 1 KB = 1,024 bytes, 1 MB = 2^20, 1 GB = 2^30 (as mongod and iostat -m count them)"
 FILE_TOP = 50  # episodes a Markdown or HTML report lists by default (the worst, in time order)
 
 
@@ -61,5 +64,5 @@ def render_markdown(r: Report, top: int | None = None) -> str:
         out += advice_markdown(r.advice)
     if dx.evidence:
         out += ["## Notes", ""] + [f"- {n}" for n in dx.evidence] + [""]
-    out.append(f"_ckptdiag {__version__}_")
+    out.append(f"_ckptdiag {__version__}; {UNITS}_")
     return "\n".join(out) + "\n"

@@ -17,6 +17,10 @@ import numpy as np
 
 SECTOR_BYTES = 512
 TICKS_WRAP = 2**32  # rd_ticks & co are unsigned int in the kernel and in iostat
+# a disk is busy at most the whole interval: iostat clips a little more (the kernel's ticks and
+# the sampler's clock differ) to 100 %, but a busy-time counter that rose by twice the interval
+# or more jumped (a suspend and resume, a device reset): no figure, never "100 % busy"
+TICKS_JUMP_FACTOR = 2.0
 _FIELD_NAMES = (
     "rd_ios",
     "rd_merges",
@@ -224,9 +228,22 @@ def iostat(prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray) -> dict[str, np
         # flushes excluded: "Origin (unmerged) flush operations are counted as writes"
         "await_ms": avg(d("rd_ticks") + d("wr_ticks") + d("dc_ticks"), all_ios),
         "aqu_sz": d("rq_ticks") / (dt * 1000),
-        "util_pct": np.minimum(d("tot_ticks") / (dt * 1000) * 100, 100.0),
+        "util_pct": _util(d("tot_ticks"), dt),
         "wareq_sz_kb": avg(d("wr_sectors") / 2, d("wr_ios")),
     }
+
+
+def _util(busy_ms: np.ndarray, dt: np.ndarray) -> np.ndarray:
+    """iostat's %util, clipped at 100; NaN where the busy time rose by ``TICKS_JUMP_FACTOR``
+    intervals or more (a counter that jumped, not a disk that was busy).
+
+    >>> _util(np.array([500.0, 1010.0, 2500.0]), np.array([1.0, 1.0, 1.0])).tolist()
+    [50.0, 100.0, nan]
+    """
+    with np.errstate(invalid="ignore"):
+        share = busy_ms / (dt * 1000)
+        out: np.ndarray = np.where(share >= TICKS_JUMP_FACTOR, np.nan, np.minimum(share * 100, 100.0))
+    return out
 
 
 def disk_rates(prev: DiskCounters, curr: DiskCounters, dt_s: float) -> DiskRates:
