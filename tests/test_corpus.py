@@ -8,7 +8,9 @@ against the documented schema (docs/report-schema.json).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO, SHARED_DATA
@@ -64,3 +66,78 @@ def test_every_real_input_reports_in_every_format_or_names_its_error(path: Path)
     assert render_markdown(report).startswith(f"# ckptdiag: {report.dx.severity.upper()}")
     assert f'<h1 class="{report.dx.severity}">' in render_html(report)
     assert report.dx.summary in " ".join(render_text(report).split())
+    _story_holds(doc)
+
+
+def _story_holds(doc: dict[str, Any]) -> None:
+    """What the story says is what the figures beside it say (#28): a verdict for scripts, every
+    episode's reasons, the headline's longest checkpoint the JSON's longest, the stall counts one
+    number everywhere, no cost told where nothing hurt."""
+    verdict = doc["verdict"]
+    assert isinstance(verdict, dict) and verdict["severity"] in ("ok", "warn", "critical")
+    episodes = doc["checkpoints"]["episodes"]
+    assert all(e["reasons"] for e in episodes)
+    stalls = sum(bool(e["stall"]) for e in episodes)
+    assert doc["checkpoints"]["stalls"] == stalls and (stalls == 0 or verdict["severity"] != "ok")
+    summary = verdict["summary"]
+    if episodes:
+        assert verdict["findings"][0].startswith(f"{stalls} of {len(episodes)} checkpoints stalled")
+    if stalls:
+        assert f"{stalls} of {len(episodes)} stalled" in summary and "throughput holds" not in summary
+    longest = re.search(r"the longest, ([0-9.]+) (s|ms)", summary)
+    timed = [e for e in episodes if e["duration_s"] is not None and e["end"] is not None]
+    if longest:
+        worst = max(timed, key=lambda e: e["duration_s"])
+        shown = float(longest.group(1)) / (1000 if longest.group(2) == "ms" else 1)
+        assert shown == pytest.approx(worst["duration_s"], abs=0.051), (summary, worst["duration_s"])
+        assert f"at {worst['start'][11:19]} UTC" in summary
+    made = "application threads are made to evict"
+    if any(made in f for f in verdict["findings"]):
+        assert doc["eviction"]["app_evicted_pages"] or doc["eviction"]["app_wait_s"]
+
+
+def _datadirs() -> list[Path]:
+    """The corpus's folders of one project's FTDC (files named ``<id>__<path>__metrics.*``), the
+    two with the most files."""
+    folders = {p.parent for p in INPUTS if p.is_file() and "public-datadirs" in str(p) and "metrics." in p.name}
+    return sorted(folders, key=lambda f: (-len(list(f.glob("*metrics.*"))), str(f)))[:2]
+
+
+def _as_diagnostic_data(folder: Path, into: Path) -> Path:
+    """``folder``'s files as mongod names them, in a ``diagnostic.data`` directory (links)."""
+    target = into / folder.name / "diagnostic.data"
+    target.mkdir(parents=True)
+    for f in sorted(folder.glob("*metrics.*")):
+        name = f.name[f.name.index("metrics.") :]
+        if not (target / name).exists():
+            (target / name).symlink_to(f)
+    return target
+
+
+@pytest.mark.parametrize("kind", ["directory", "glob", "members"])
+def test_combinations_keep_the_contract_for_scripts(kind: str, tmp_path: Path) -> None:
+    """Through the CLI, on real FTDC laid out as mongod writes it: a diagnostic.data directory,
+    the shell's glob of its files, two servers' directories. `.verdict` is an object whatever was
+    given, the directory and its glob are one server, and the exit status is the verdict's as
+    `--help` says: 4 critical (unless never), 3 warn only with --fail-on warn, else 0."""
+    from conftest import run_cli
+
+    folders = _datadirs()
+    if len(folders) < 2:
+        pytest.skip("shared data not available")
+    dirs = [_as_diagnostic_data(f, tmp_path) for f in folders]
+    given = {"directory": dirs[:1], "glob": sorted(dirs[0].glob("metrics.*")), "members": dirs}[kind]
+
+    expected = {"ok": (0, 0, 0), "warn": (3, 0, 0), "critical": (4, 4, 0)}
+    proc = run_cli("report", *map(str, given), "-f", "json", "--fail-on", "warn")
+    doc = json.loads(proc.stdout)
+    verdict = doc["verdict"]
+    assert isinstance(verdict, dict) and verdict["severity"] in expected, proc.stderr
+    assert ("members" in doc) == (kind == "members")
+    if "members" not in doc:
+        jsonschema.validate(doc, SCHEMA)
+        _story_holds(doc)
+    codes = [proc.returncode]
+    for fail_on in ("critical", "never"):
+        codes.append(run_cli("report", *map(str, given), "-f", "json", "--fail-on", fail_on).returncode)
+    assert tuple(codes) == expected[verdict["severity"]]

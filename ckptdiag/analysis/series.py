@@ -138,8 +138,8 @@ def data_disks(frame: pd.DataFrame) -> list[str]:
 def derive(frame: pd.DataFrame) -> pd.DataFrame:
     """The per-sample figures every analysis reads, indexed like ``frame``.
 
-    Columns (NaN where unknown): ``t``, ``dt``, ``seam`` (1: no rate, a gap or restart, row 0); ``ops_s``, ``writes_s``; ``write_lat_ms``,
-    ``read_lat_ms`` (mean over the interval, opLatencies); ``write_p99_ms``, ``read_p99_ms``
+    Columns (NaN where unknown): ``t``, ``dt``, ``seam`` (1: a gap, restart or row 0: no rate);
+    ``ops_s``, ``writes_s``; ``write_lat_ms``, ``read_lat_ms`` (mean, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
     (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
     server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
