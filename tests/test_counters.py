@@ -163,6 +163,14 @@ def test_back_to_back_checkpoints_under_load_get_the_load_as_their_baseline(tmp_
     loaded = [e for e in dx.episodes if e.start > server.t0 + 62 and e.end is not None]
     assert loaded and all(e.impact.ops_ratio is not None and e.impact.write_latency_ratio is not None for e in loaded)
     assert sum(e.stall for e in loaded) >= 0.9 * len(loaded) and dx.severity == "critical"
+    # the reports say what the baseline was made from, as the evidence does (never "N samples away
+    # from checkpoints" beside a note that none lies away from one)
+    from ckptdiag.report.markdown import render_markdown
+    from ckptdiag.report.terminal import render_text
+
+    report = diagnose_window((path,), None, None)
+    for text in (render_markdown(report), render_text(report)):
+        assert "baseline (estimated from" in text and "samples away from checkpoints" not in text
 
 
 def test_a_secondary_that_falls_behind_in_its_checkpoints(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.report.advice import advice_markdown
 from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt
-from ckptdiag.report.terminal import dirty_settings_text, episode_rows
+from ckptdiag.report.terminal import baseline_basis, dirty_settings_text, episode_rows
 
 # said once on every report and kept everywhere: the units mongod (cacheSizeGB, WiredTiger's
 # "MB"), the kernel and iostat -m use
@@ -53,7 +53,7 @@ def render_markdown(r: Report, top: int | None = None) -> str:
     out += [
         "## Baseline and cache",
         "",
-        f"- baseline: {fmt(b.ops_s, ',.0f')} ops/s, write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
+        f"- baseline ({baseline_basis(b)}): {fmt(b.ops_s, ',.0f')} ops/s, write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
         f"disk {dx.disk or '-'} {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}",
         f"- dirty cache: p50 {fmt(ev.dirty_pct_p50, '.1f', ' %')}, max {fmt(ev.dirty_pct_max, '.1f', ' %')} "
         f"({dirty_settings_text(dx.settings)}); {ev.seconds_over_dirty_trigger:.0f} s at or over the trigger",

@@ -11,7 +11,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.results import Baseline, Diagnosis, Episode
 from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.timeline import ops_line
 from ckptdiag.analysis.verdict import hurts
@@ -88,6 +88,14 @@ def timeline_text(dx: Diagnosis, width: int = 96) -> Text:
         text.append(f"  max {spec.format(np.nanmax(highest.to_numpy(dtype='float64')))}\n", style="dim")
     text.append(" " * label + f"{iso(dx.start)} … {iso(dx.end)}", style="dim")
     return text
+
+
+def baseline_basis(b: Baseline) -> str:
+    """What the baseline was made from, in the words of the evidence beside it: an estimate when
+    no loaded sample lies away from a checkpoint, never "N samples away from checkpoints" then."""
+    if b.estimated:
+        return f"estimated from {b.samples:,} loaded samples: checkpoints back to back"
+    return f"{b.samples:,} samples away from checkpoints"
 
 
 def dirty_settings_text(settings: EngineSettings) -> str:
@@ -185,7 +193,7 @@ def render_table(r: Report, top: int | None = None) -> RenderableType:
     b = dx.baseline
     ev = dx.eviction
     base = Text(
-        f"baseline ({b.samples:,} samples away from checkpoints): {fmt(b.ops_s, ',.0f')} ops/s, write latency "
+        f"baseline ({baseline_basis(b)}): {fmt(b.ops_s, ',.0f')} ops/s, write latency "
         f"{fmt(b.write_lat_ms, '.2f', ' ms')}"
         + (f" (p99 {b.write_p99_ms:.1f} ms)" if b.write_p99_ms else "")
         + f", disk {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}\n"
