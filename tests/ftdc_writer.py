@@ -36,6 +36,7 @@ class SimServer:
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
     dirty_bytes: int = 1 << 24  # of a 1 GiB cache
+    cpu_busy_pct: float | None = None  # the host's 8 CPUs this busy (all processes), as systemMetrics keeps it
     bursts: Sequence[tuple[float, float]] = ()  # when given, load runs only in these spans (batch jobs)
     secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
     primary: bool = False  # a replica-set primary (serverStatus.repl says so)
@@ -106,6 +107,10 @@ class SimServer:
                 },
             }
             doc: dict[str, Any] = {"start": when, "serverStatus": status}
+            if self.cpu_busy_pct is not None:
+                cpu_ms = 8 * 1000 * (t + 1000.0)
+                busy = round(cpu_ms * self.cpu_busy_pct / 100)
+                doc["systemMetrics"] = {"cpu": {"user_ms": busy, "idle_ms": round(cpu_ms) - busy}}
             if self.primary:
                 status["repl"] = {"isWritablePrimary": True, "secondary": False}
             if self.wc_wait_ms is not None:

@@ -219,3 +219,63 @@ def test_a_host_that_slept_keeps_its_metronome(tmp_path: Path) -> None:
     dx = report.dx
     assert isinstance(dx, Diagnosis) and dx.gaps == 2
     assert dx.checkpoint_period_s == pytest.approx(60.0) and dx.checkpoint_period_cv == pytest.approx(0.0, abs=0.01)
+
+
+def test_every_row_says_why_in_the_thresholds_terms(tmp_path: Path) -> None:
+    """Four checkpoints of one server, each with its exact reason: one that stopped writes (50
+    ops/s, latency 60x) and the load came back, one the load went through unharmed, one the load
+    stopped with and never came back to, one with no load before it."""
+    from ckptdiag.analysis.verdict import GONE
+
+    server = SimServer(
+        [(30, 32), (90, 92), (199.5, 201), (270, 271)],
+        stall_in=[(30, 31.5)],
+        stall_ops=50.0,
+        stall_latency_ms=60.0,
+        bursts=[(0, 200)],
+    )
+    dx = _story(tmp_path, server, 330)
+    assert [e.reasons for e in dx.episodes] == [
+        ("throughput and latency",),
+        (
+            "throughput held at 100% of the baseline (a stall: 60% or less)",
+            "write latency 1.0x the baseline (a stall: 2x or more)",
+        ),
+        (GONE,),
+        (NO_LOAD,),
+    ]
+    assert [e.stall for e in dx.episodes] == [True, False, False, False]
+
+
+def test_cpus_busy_elsewhere_are_the_cause_and_settings_become_checks(tmp_path: Path) -> None:
+    """Every checkpoint stalls on a host whose CPUs other processes kept 97 % busy (FTDC's
+    systemMetrics): the busy CPUs lead the causes and no setting is printed, only checks; at 30 %
+    the interval setting stands."""
+    from ckptdiag.advice.cause import CPU_BUSY
+    from ckptdiag.advice.rules import recommend
+
+    checkpoints = [(30.0 + 60 * k, 33.0 + 60 * k) for k in range(9)]
+    for busy, as_settings in ((97.0, False), (30.0, True)):
+        server = SimServer(checkpoints, stall_ops=50.0, stall_latency_ms=60.0, cpu_busy_pct=busy)
+        dx = _story(tmp_path, server, 600)
+        assert dx.host_cpu_pct_p50 == pytest.approx(busy, abs=0.5) and dx.stalls == 9
+        advice = recommend(dx)
+        assert (advice.causes[0].kind == CPU_BUSY) is not as_settings
+        assert any(r.kind == "setting" for r in advice.recommendations) is as_settings
+
+
+def test_dirty_over_the_trigger_without_application_eviction_is_never_called_eviction_behind(tmp_path: Path) -> None:
+    """Dirty data at 21 % (over the 20 % trigger) the whole window, every checkpoint stalls, but
+    application threads evicted nothing and waited for nothing: the finding says so in those words,
+    and no cause claims eviction cannot keep up (the cited evidence would contradict it)."""
+    from ckptdiag.advice.cause import EVICTION_BEHIND
+    from ckptdiag.advice.rules import recommend
+
+    checkpoints = [(30.0 + 60 * k, 33.0 + 60 * k) for k in range(9)]
+    server = SimServer(checkpoints, stall_ops=50.0, stall_latency_ms=60.0, dirty_bytes=int(0.21 * (1 << 30)))
+    dx = _story(tmp_path, server, 600)
+    (dirty,) = [f for f in dx.findings if f.startswith("dirty cache at or over the dirty trigger")]
+    assert dirty.endswith("yet application threads evicted nothing and waited for nothing")
+    advice = recommend(dx)
+    assert EVICTION_BEHIND not in [c.kind for c in advice.causes]
+    assert not any("cannot keep up" in line for c in advice.causes for line in (c.title, *c.evidence))

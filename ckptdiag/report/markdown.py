@@ -53,7 +53,8 @@ def render_markdown(r: Report, top: int | None = None) -> str:
     out += [
         "## Baseline and cache",
         "",
-        f"- baseline ({baseline_basis(b)}): {fmt(b.ops_s, ',.0f')} ops/s, write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
+        f"- baseline ({baseline_basis(b)}): {fmt(b.ops_s, ',.0f')} ops/s, "
+        f"write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
         f"disk {dx.disk or '-'} {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}",
         f"- dirty cache: p50 {fmt(ev.dirty_pct_p50, '.1f', ' %')}, max {fmt(ev.dirty_pct_max, '.1f', ' %')} "
         f"({dirty_settings_text(dx.settings)}); {ev.seconds_over_dirty_trigger:.0f} s at or over the trigger",
