@@ -152,3 +152,28 @@ def test_healthy_idle_server_exits_0_even_with_fail_on_warn() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"]["severity"] == "ok"
+
+
+def test_relative_and_day_times_and_an_empty_window_names_the_inputs_times(tmp_path: Path) -> None:
+    """--since -2h and --since 2023-11-14 are times too; a window with no sample says when the
+    inputs' samples are (FTDC and recordings alike), so the DBA can give one that has them."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from ftdc_writer import SimServer, write_ftdc
+    from synth import Server, write_recording
+
+    from ckptdiag.cli.options import parse_time
+
+    assert parse_time("-2h", now=1_700_000_000.0) == (1_700_000_000 - 7200) * 1000
+    assert parse_time("2023-11-14") == 1_699_920_000_000
+    ftdc = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(ftdc, SimServer([(30, 32)]), [float(i) for i in range(100)])
+    proc = ckptdiag("report", str(ftdc), "--since", "-2h")  # the file is from 2023: nothing in the last 2 h
+    assert proc.returncode == 1
+    assert "the files hold 2023-11-14T22:13:20Z to 2023-11-14T22:14:59Z" in proc.stderr
+    proc = ckptdiag("report", str(ftdc), "--since", "2023-11-14", "--until", "now", "-f", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["window"]["samples"] == 100
+    rec = write_recording(Server(seconds=120).frame(), tmp_path / "r.jsonl")
+    proc = ckptdiag("report", str(rec), "--until", "2001-01-01")
+    assert proc.returncode == 1 and "the recordings hold " in proc.stderr

@@ -39,8 +39,15 @@ def metrics(fmt: str) -> None:
 
 @click.command(context_settings=CONTEXT)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False, path_type=Path))
-@click.option("--since", default=None, metavar="TIME", help="Start of the window (ISO 8601, UTC by default).")
-@click.option("--until", default=None, metavar="TIME", help="End of the window (ISO 8601, UTC by default).")
+@click.option(
+    "--since",
+    default=None,
+    metavar="TIME",
+    help="Start of the window: ISO 8601 (UTC by default), a day (2026-11-22), or before now (-2h, -7d).",
+)
+@click.option(
+    "--until", default=None, metavar="TIME", help="End of the window: ISO 8601, a day, now, or before now (-30m)."
+)
 @report_options
 @click.pass_context
 def report(

@@ -175,20 +175,29 @@ def stop_signals(on_stop: Callable[[str], None]) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def parse_time(text: str | None) -> int | None:
-    """An ISO 8601 time (UTC unless it says otherwise) -> ms since the epoch.
+def parse_time(text: str | None, now: float | None = None) -> int | None:
+    """An ISO 8601 time or day (UTC unless it says otherwise), ``now``, or a duration before now
+    (``-2h``, ``-30m``, ``-7d``) -> ms since the epoch.
 
-    >>> parse_time("2021-03-15T02:30:00Z"), parse_time("2021-03-15 02:30")
-    (1615775400000, 1615775400000)
+    >>> parse_time("2021-03-15T02:30:00Z"), parse_time("2021-03-15 02:30"), parse_time("2021-03-15")
+    (1615775400000, 1615775400000, 1615766400000)
+    >>> parse_time("-2h", now=1615775400.0), parse_time("now", now=1615775400.0)
+    (1615768200000, 1615775400000)
     """
     if text is None:
         return None
     import datetime as dt
+    import time
 
+    spoken = text.strip().lower()
+    if spoken == "now" or (spoken.startswith("-") and spoken[1:2].isdigit()):
+        at = time.time() if now is None else now
+        ago = 0.0 if spoken == "now" else parse_duration(spoken[1:]) or 0.0
+        return int((at - ago) * 1000)
     try:
         when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a time like 2026-11-22T02:30:00Z") from None
+        raise click.BadParameter(f"{text!r} is not a time like 2026-11-22T02:30:00Z, 2026-11-22 or -2h") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
     return int(when.timestamp() * 1000)

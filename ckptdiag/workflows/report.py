@@ -41,12 +41,18 @@ def _recordings_window(
 
     recs, skipped = _readable(recordings)
     frame = recording.join_frames([r.to_frame() for r in recs])
+    held = (
+        f": the recordings hold {recording.utc_iso(float(frame['t'].min()))[:19]}Z to "
+        f"{recording.utc_iso(float(frame['t'].max()))[:19]}Z"
+        if not frame.empty
+        else ""
+    )
     if since_ms is not None:
         frame = frame[frame["t"] * 1000 >= since_ms]
     if until_ms is not None:
         frame = frame[frame["t"] * 1000 <= until_ms]
     if frame.empty:
-        raise InputError("no samples in the given window", "check --since/--until against the recording's times")
+        raise InputError(f"no samples in the given window{held}", "give --since/--until inside the recordings' times")
     facts = _header_facts(recs[0].header)
     gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
     restarts = int(frame["segment"].max() - frame["segment"].min())

@@ -60,6 +60,8 @@ class FileReport:
     path: str
     chunks: int = 0
     samples: int = 0
+    first_ms: float | None = None  # the earliest and latest plausible sample time read, in or out of the window
+    last_ms: float | None = None
     metadata: int = 0
     error: str | None = None
     hint: str = ""  # what to do, when the file could not be read at all (permissions), not damaged

@@ -230,11 +230,21 @@ def check_read(data: FtdcData, produced: bool) -> None:
         raise _nothing_read(data.reports)
 
 
+def _when(ms: float) -> str:
+    """A time for an error line, to the second (UTC)."""
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000.0, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _nothing_read(reports: list[FileReport]) -> FtdcError:
     """Why no sample came out: the window, the damage found (the first file's, and how many were
     damaged), or no metric chunk at all."""
     if any(r.samples for r in reports):
-        return FtdcError("no FTDC samples in the given window", "check --since/--until against the files' times")
+        firsts = [r.first_ms for r in reports if r.first_ms is not None]
+        lasts = [r.last_ms for r in reports if r.last_ms is not None]
+        held = f": the files hold {_when(min(firsts))} to {_when(max(lasts))}" if firsts and lasts else ""
+        return FtdcError(f"no FTDC samples in the given window{held}", "give --since/--until inside the files' times")
     damaged = [r for r in reports if r.error]
     unreadable = [r for r in damaged if r.hint]
     if unreadable and len(unreadable) == len(damaged):  # not damage: the files could not be opened
@@ -268,6 +278,11 @@ def _in_window(
             f"{bad} sample{'s' if bad > 1 else ''} of the chunk at byte {chunk.offset} "
             f"{'have' if bad > 1 else 'has'} a time outside 1970-2255 (dropped)"
         )
+    if keep.any():  # the file's own range, for an empty window's error
+        seen = start[keep]
+        low, high = float(seen.min()), float(seen.max())
+        report.first_ms = low if report.first_ms is None else min(report.first_ms, low)
+        report.last_ms = high if report.last_ms is None else max(report.last_ms, high)
     if since_ms is not None:
         keep &= start >= since_ms
     if until_ms is not None:
