@@ -36,6 +36,7 @@ class SimServer:
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
     dirty_bytes: int = 1 << 24  # of a 1 GiB cache
+    written: Sequence[int] = ()  # bytes each checkpoint writes (else 64 MiB each)
     cpu_busy_pct: float | None = None  # the host's 8 CPUs this busy (all processes), as systemMetrics keeps it
     bursts: Sequence[tuple[float, float]] = ()  # when given, load runs only in these spans (batch jobs)
     secondary: bool = False  # a replica-set secondary: its writes are replication's, and it can lag
@@ -70,16 +71,23 @@ class SimServer:
         wait_cum = np.concatenate(([0.0], np.cumsum(wait_rate) * self._fine))
         # a stalled secondary falls behind 1 s a second and catches up 2 s a second
         lag = np.zeros(fine.size + 1)
-        for j, slow in enumerate(stalled):
+        for j, slow in enumerate(stalled if self.secondary else ()):
             lag[j + 1] = lag[j] + self._fine if slow else max(lag[j] - 2 * self._fine, 0.0)
         docs = []
+        # the checkpoints in time order, one after another: counts by binary search (weeks of them)
+        starts = np.array([s for s, _ in self.checkpoints], dtype=np.float64)
+        ends = np.array([e for _, e in self.checkpoints], dtype=np.float64)
+        spent = np.concatenate(([0], np.cumsum([round((e - s) * 1000) for s, e in self.checkpoints])))
+        wrote = np.concatenate(([0], np.cumsum(self.written or [64 << 20] * len(self.checkpoints))))
         for t in times:
             i = min(round(t / self._fine), ops_cum.size - 1)
-            begun = [c for c in self.checkpoints if c[0] <= t]
-            done = [c for c in self.checkpoints if c[1] <= t]
-            running = any(s <= t < e + self.flag_lag_s for s, e in self.checkpoints)
-            total_ms = sum(round((e - s) * 1000) for s, e in done)
-            recent_ms = round((done[-1][1] - done[-1][0]) * 1000) if done else 0
+            begun = range(int(np.searchsorted(starts, t, side="right")))
+            finished = int(np.searchsorted(ends, t, side="right"))
+            last = len(begun) - 1
+            running = last >= 0 and t < ends[last] + self.flag_lag_s
+            total_ms = int(spent[finished])
+            recent_ms = round((ends[finished - 1] - starts[finished - 1]) * 1000) if finished else 0
+            done = range(finished)
             inserts = int(ops_cum[i])
             when = dt.datetime.fromtimestamp(self.t0 + t, dt.timezone.utc)
             status = {
@@ -103,7 +111,7 @@ class SimServer:
                         "transaction checkpoint most recent time (msecs)": recent_ms,
                         "transaction checkpoint total time (msecs)": total_ms,
                     },
-                    "block-manager": {"bytes written for checkpoint": len(done) * (64 << 20)},
+                    "block-manager": {"bytes written for checkpoint": int(wrote[len(done)])},
                 },
             }
             doc: dict[str, Any] = {"start": when, "serverStatus": status}

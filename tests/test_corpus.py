@@ -81,9 +81,9 @@ def _story_holds(doc: dict[str, Any]) -> None:
     assert doc["checkpoints"]["stalls"] == stalls and (stalls == 0 or verdict["severity"] != "ok")
     summary = verdict["summary"]
     if episodes:
-        assert verdict["findings"][0].startswith(f"{stalls} of {len(episodes)} checkpoints stalled")
+        assert verdict["findings"][0].startswith(f"{stalls:,} of {len(episodes):,} checkpoints stalled")
     if stalls:
-        assert f"{stalls} of {len(episodes)} stalled" in summary and "throughput holds" not in summary
+        assert f"{stalls:,} of {len(episodes):,} stalled" in summary and "throughput holds" not in summary
     longest = re.search(r"the longest, ([0-9.]+) (s|ms)", summary)
     timed = [e for e in episodes if e["duration_s"] is not None and e["end"] is not None]
     if longest:

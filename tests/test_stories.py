@@ -279,3 +279,58 @@ def test_dirty_over_the_trigger_without_application_eviction_is_never_called_evi
     advice = recommend(dx)
     assert EVICTION_BEHIND not in [c.kind for c in advice.causes]
     assert not any("cannot keep up" in line for c in advice.causes for line in (c.title, *c.evidence))
+
+
+def _weeks(tmp_path: Path, durations: np.ndarray) -> Diagnosis:
+    """21 days of a 7.0 server checkpointing every 60 s (each of ``durations``), sampled every 60 s."""
+    days = 21
+    starts = 30.0 + 60.0 * np.arange(days * 1440)
+    server = SimServer(
+        [(float(s), float(s + d)) for s, d in zip(starts, durations, strict=True)],
+        stall_in=[(0, 0)],
+        written=[int(64e6 * d / durations[0]) for d in durations],
+        _fine=1.0,
+    )
+    return _story_at(tmp_path, server, [60.0 * i for i in range(days * 1440)])
+
+
+def _story_at(tmp_path: Path, server: SimServer, times: list[float]) -> Diagnosis:
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, server, times, chunk=1000)
+    dx = diagnose_window((path,), None, None).dx
+    assert isinstance(dx, Diagnosis)
+    return dx
+
+
+def test_checkpoints_growing_over_three_weeks_are_a_trend_with_its_forecast(tmp_path: Path) -> None:
+    """Checkpoints growing from 4 s to 30 s over 21 days: told by day, the trend fitted over the
+    days' medians (+1.24 s/day, significant), a finding, and when it reaches the 60 s interval."""
+    n = 21 * 1440
+    dx = _weeks(tmp_path, np.linspace(4.0, 30.0, n))
+    h = dx.history
+    assert h is not None and h.period == "day" and len(h.rows) == 22  # 21 days from 22:13 UTC
+    assert sum(r.checkpoints for r in h.rows) == len([e for e in dx.episodes if e.end is not None])
+    duration, written = h.trends
+    assert duration.figure == "duration_s" and duration.significant
+    assert duration.per_day == pytest.approx(26.0 / 21, rel=0.05)
+    assert duration.first == pytest.approx(4.0, abs=1.0) and duration.last == pytest.approx(30.0, abs=1.0)
+    assert duration.days == written.days == pytest.approx(21.0, abs=0.01)
+    assert duration.reaches_interval_days == pytest.approx((60.0 - duration.last) / duration.per_day)
+    assert written.figure == "bytes_written" and written.significant and written.reaches_interval_days is None
+    (growing,) = [f for f in dx.findings if f.startswith("checkpoint duration")]
+    assert growing == (
+        f"checkpoint duration {duration.first:.1f} s -> {duration.last:.1f} s over 21 days, "
+        f"+{duration.per_day:.1f} s/day; "
+        f"at this rate it reaches the checkpoint interval in ~{duration.reaches_interval_days:.0f} days"
+    )
+
+
+def test_flat_checkpoints_over_three_weeks_have_no_trend_and_no_forecast(tmp_path: Path) -> None:
+    """The same three weeks with checkpoints of 2 s give or take 10 %: no significant trend, no
+    forecast, no finding; the days are still told."""
+    rng = np.random.default_rng(7)
+    dx = _weeks(tmp_path, 2.0 + rng.uniform(-0.2, 0.2, 21 * 1440))
+    h = dx.history
+    assert h is not None and h.period == "day"
+    assert all(not t.significant and t.reaches_interval_days is None for t in h.trends)
+    assert not any(f.startswith(("checkpoint duration", "bytes a checkpoint")) for f in dx.findings)

@@ -14,10 +14,11 @@ from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.eviction import eviction_summary
 from ckptdiag.analysis.evidence import evidence
+from ckptdiag.analysis.history import History, growth_findings, history
 from ckptdiag.analysis.impact import assess_all
-from ckptdiag.analysis.overdue import overdue, overdue_findings, stale
+from ckptdiag.analysis.overdue import Overdue, overdue, overdue_findings, stale
 from ckptdiag.analysis.replication import lag_finding
-from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import nanmax, nanmedian, spacings, time_weighted_mean
 from ckptdiag.analysis.summary import summary_sentence
@@ -49,11 +50,8 @@ def diagnose(
     states = d["eviction_state"].to_numpy(dtype="float64")
     eviction = eviction_summary(cols, states, settings.eviction, settings.version, stale(t, late))
     others = other_stalls(cols, near_episodes(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings.eviction)
-    severity, findings = verdict(episodes, eviction, settings.eviction, others)
-    lag = lag_finding(episodes)
-    findings = (*findings, *overdue_findings(late, settings.interval.number), *([lag] if lag else []))
-    if late and severity == "ok":  # dirty data waited intervals on end: never ok
-        severity = "warn"
+    told = history(episodes, float(t[0]), float(t[-1]), settings.interval.value)
+    severity, findings = _with_time(verdict(episodes, eviction, settings.eviction, others), episodes, late, told)
     role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
     ckpt_period, cv = period(episodes, t[d["seam"].to_numpy(dtype=bool)] if "seam" in d else None)
     samples_period = nanmedian(cols.dt)
@@ -80,6 +78,7 @@ def diagnose(
         evidence=(*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
         ops_s_mean=time_weighted_mean(cols.ops_s, cols.dt),
         spacings=spacings(cols.dt),
+        history=told,
         writes_s_mean=time_weighted_mean(cols.writes_s, cols.dt),
         host_cpu_pct_p50=nanmedian(cols.host_cpu_pct),
         timeline=timeline(d, episodes, disk, TIMELINE_POINTS),
@@ -88,6 +87,17 @@ def diagnose(
         disk_peak_mb_s=sustained_peak(cols.disk_wmb_s, cols.dt),
         journal_syncs_s=nanmedian(d["journal_syncs_s"].to_numpy(dtype="float64")) if "journal_syncs_s" in d else None,
     )
+
+
+def _with_time(
+    judged: tuple[str, tuple[str, ...]], episodes: Sequence[Episode], late: Sequence[Overdue], told: History | None
+) -> tuple[str, tuple[str, ...]]:
+    """The verdict with what time shows beyond each episode: overdue checkpoints (never ok: dirty
+    data waited intervals on end), replication lag growing through them, figures growing over days."""
+    severity, findings = judged
+    lag = lag_finding(episodes)
+    findings = (*findings, *overdue_findings(late), *([lag] if lag else []), *growth_findings(told))
+    return ("warn" if late and severity == "ok" else severity), findings
 
 
 SUSTAINED_S = 1.0  # a disk's demonstrated rate: the most it wrote over this many seconds

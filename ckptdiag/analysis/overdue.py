@@ -30,6 +30,7 @@ class Overdue:
     start: float
     seconds: float
     running: bool
+    interval_s: float  # the checkpoint interval in force
     frozen_from: float | None = None
 
 
@@ -54,7 +55,8 @@ def overdue(
         if edge is not None and start - edge >= late + SAMPLING_SLACK_S and _answered(cols, edge, start):
             lo, hi = _rows(t, edge, start)
             if _to_write(cols, lo, hi, dirty_target_pct):
-                out.append(Overdue(edge, start - edge, running=False, frozen_from=_frozen(cols, lo, hi, late)))
+                frozen = _frozen(cols, lo, hi, late)
+                out.append(Overdue(edge, start - edge, running=False, interval_s=interval_s, frozen_from=frozen))
         if e is None:
             break
         # an end not seen is the window's end only for the last checkpoint, seen running to it
@@ -66,7 +68,7 @@ def overdue(
             edge = float(t[-1])
             continue
         if end - e.start >= late:
-            out.append(Overdue(e.start, end - e.start, running=True))
+            out.append(Overdue(e.start, end - e.start, running=True, interval_s=interval_s))
         edge = end if edge is None else max(edge, end)
     return tuple(out)
 
@@ -109,15 +111,16 @@ def _frozen(cols: Columns, lo: int, hi: int, late: float) -> float | None:
     return since if float(cols.t[hi - 1]) - since >= late else None
 
 
-def overdue_findings(found: Sequence[Overdue], interval_s: float | None) -> list[str]:
+def overdue_findings(found: Sequence[Overdue]) -> list[str]:
     """One finding for the longest checkpoint past its interval, one for the longest stretch
     without one, each with how many there were."""
     out = []
     for running in (True, False):
         some = [o for o in found if o.running == running]
-        if not some or not interval_s:
+        if not some:
             continue
         worst = max(some, key=lambda o: o.seconds)
+        interval_s = worst.interval_s
         at = f"from {utc_iso(worst.start)[11:19]} UTC"
         times = f"{worst.seconds / interval_s:.1f}x the {interval_s:g} s interval"
         more = f" ({len(some)} such)" if len(some) > 1 else ""

@@ -7,10 +7,14 @@ seconds (Python floats), never a float32 from a derived column.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ckptdiag.engine_config import EngineSettings
+
+if TYPE_CHECKING:
+    from ckptdiag.analysis.history import History
 from ckptdiag.facts import ServerFacts
 
 
@@ -158,6 +162,7 @@ class Diagnosis:
     disk_peak_mb_s: float | None = None  # the data disk's highest write rate over a second in the window
     journal_syncs_s: float | None = None  # journal syncs a second, median over the window
     spacings: tuple[tuple[float, float], ...] = ()  # (spacing s, share of the time), shortest first
+    history: History | None = None  # by day (by hour under two days), with the trends; None: too short
 
     @property
     def stalls(self) -> int:

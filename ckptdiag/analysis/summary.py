@@ -125,10 +125,10 @@ def _cost(focus: Sequence[Episode], severity: str, stalls: int, n: int) -> list[
         cost.append(f"{'p99' if kind == 'p99' else 'mean'} write latency rises {float(np.median(lats)):.1f}x")
     told = " and ".join(cost)
     if stalls and 2 * stalls < n:  # a few stalled: say so first, their cost after
-        parts.append(f"{stalls} of {n} stalled" + (f": {told}" if told else ""))
+        parts.append(f"{stalls:,} of {n:,} stalled" + (f": {told}" if told else ""))
         return parts
     if told:
         parts.append(told)
     if stalls:
-        parts.append(f"{stalls} of {n} stalled")
+        parts.append(f"{stalls:,} of {n:,} stalled")
     return parts

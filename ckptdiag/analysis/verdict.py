@@ -54,10 +54,10 @@ def verdict(
     if n:
         stalls = sum(e.stall for e in episodes)
         hurt = sum(hurts(e) for e in episodes)
-        findings.append(f"{stalls} of {n} checkpoints stalled the server; {hurt} cost throughput")
+        findings.append(f"{stalls:,} of {n:,} checkpoints stalled the server; {hurt:,} cost throughput")
     saturated = sum(1 for e in episodes if (e.impact.util_pct_peak or 0) >= UTIL_SATURATED_PCT)
     if saturated:
-        findings.append(f"the data disk was {UTIL_SATURATED_PCT:.0f} %+ busy in {saturated} of {n} checkpoints")
+        findings.append(f"the data disk was {UTIL_SATURATED_PCT:.0f} %+ busy in {saturated:,} of {n:,} checkpoints")
     if eviction.seconds_over_dirty_trigger:
         made = (
             "application threads are made to evict"

@@ -15,6 +15,7 @@ import numpy as np
 
 from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
+from ckptdiag.analysis.history import History
 from ckptdiag.analysis.results import Diagnosis, Episode, OtherStall
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
@@ -249,6 +250,7 @@ def to_document(r: Report) -> dict[str, Any]:
         },
         "throughput": {"ops_s_mean": num(dx.ops_s_mean, 1), "writes_s_mean": num(dx.writes_s_mean, 1)},
         "checkpoints": _checkpoints_json(dx),
+        "history": history_json(dx.history),
         "eviction": _eviction_json(dx),
         "other_stalls": {
             "count": len(dx.other_stalls),
@@ -278,3 +280,36 @@ def render_json(doc: dict[str, Any]) -> str:
     except ImportError:  # pragma: no cover - orjson is a dependency
         return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()
+
+
+def history_json(h: History | None) -> dict[str, Any] | None:
+    """The JSON ``history``: the periods' rows and the trends (null for a window under 3 periods)."""
+    if h is None:
+        return None
+    return {
+        "period": h.period,
+        "rows": [
+            {
+                "start": iso(r.start),
+                "checkpoints": r.checkpoints,
+                "stalls": r.stalls,
+                "duration_p50_s": num(r.duration_p50_s),
+                "duration_max_s": num(r.duration_max_s),
+                "bytes_p50": num(r.bytes_p50, 0),
+                "write_p99_ms_max": num(r.write_p99_ms_max, 1),
+            }
+            for r in h.rows
+        ],
+        "trends": [
+            {
+                "figure": t.figure,
+                "first": num(t.first, 4),
+                "last": num(t.last, 4),
+                "per_day": num(t.per_day, 6),
+                "days": num(t.days, 2),
+                "significant": t.significant,
+                "reaches_interval_days": num(t.reaches_interval_days, 1),
+            }
+            for t in h.trends
+        ],
+    }

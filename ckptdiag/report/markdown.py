@@ -7,6 +7,7 @@ from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.report.advice import advice_markdown
 from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt
+from ckptdiag.report.history import history_rows
 from ckptdiag.report.terminal import baseline_basis, dirty_settings_text, episode_rows
 
 # said once on every report and kept everywhere: the units mongod (cacheSizeGB, WiredTiger's
@@ -32,7 +33,7 @@ def render_markdown(r: Report, top: int | None = None) -> str:
         f"RAM {fmt(facts.ram_bytes and facts.ram_bytes / 2**30, '.1f', ' GB')}, cores {fmt(facts.cores, 'd')}",
         f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples {sampling_text(dx.spacings)}, "
         f"{dx.gaps} gaps, {dx.restarts} restarts",
-        f"- checkpoints: {len(dx.episodes)}, {dx.stalls} stalls"
+        f"- checkpoints: {len(dx.episodes):,}, {dx.stalls:,} stalls"
         + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else ""),
         "",
     ]
@@ -45,6 +46,10 @@ def render_markdown(r: Report, top: int | None = None) -> str:
         out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         out += ["| " + " | ".join(r) + " |" for r in rows]
         out.append("")
+    if dx.history is not None:
+        title, hcols, hrows = history_rows(dx.history)
+        out += [f"## Checkpoints {title}", "", "| " + " | ".join(hcols) + " |", "|" + "---|" * len(hcols)]
+        out += ["| " + " | ".join(row) + " |" for row in hrows] + [""]
     if r.log is not None:
         out += ["## mongod log: slow operations and checkpoints", ""] + [
             f"- {line}" for line in r.log.lines_for_report()

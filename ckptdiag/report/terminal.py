@@ -19,6 +19,7 @@ from ckptdiag.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
 from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt
+from ckptdiag.report.history import history_rows
 
 _STYLE = {"ok": "bold green", "warn": "bold yellow", "critical": "bold red"}
 _SPARK = "▁▂▃▄▅▆▇█"
@@ -202,7 +203,16 @@ def render_table(r: Report, top: int | None = None) -> RenderableType:
         f"{fmt(ev.used_pct_max, '.1f', ' %')}; application threads evicted {ev.app_evicted_pages:,.0f} pages, "
         f"waited {ev.app_wait_s:,.1f} s"
     )
-    parts: list[RenderableType] = [head, verdict, findings, timeline_text(dx), episodes, base]
+    parts: list[RenderableType] = [head, verdict, findings, timeline_text(dx), episodes]
+    if dx.history is not None:
+        title, cols, rows = history_rows(dx.history)
+        by = Table(title=title, title_justify="left")
+        for c in cols:
+            by.add_column(c, justify="right", no_wrap=True)
+        for row in rows:
+            by.add_row(*row)
+        parts.append(by)
+    parts.append(base)
     if r.log is not None:
         parts.append(Text("mongod log:\n" + "\n".join(f"  {line}" for line in r.log.lines_for_report())))
     notes = list(dx.evidence)
@@ -231,7 +241,7 @@ class _EpisodeTable:
         wide = options.max_width >= WHY_MIN_WIDTH
         table = Table(
             title=(
-                f"checkpoints: {len(dx.episodes)}"
+                f"checkpoints: {len(dx.episodes):,}"
                 + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
                 + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
                 + (f"; data disk {dx.disk}" if dx.disk else "")

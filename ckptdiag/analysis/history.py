@@ -1,0 +1,176 @@
+"""The long view: the window's checkpoints day by day (hour by hour below two days), and whether
+they grow: the trend of their duration and bytes, its rate, and, only where the fit is
+significant, when it would reach the checkpoint interval. "When did this start?" is answered by
+the rows; "is it getting worse?" by the trend."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.summary import fmt_bytes
+
+DAY_S = 86_400.0
+HOUR_S = 3_600.0
+DAYS_FOR_DAILY = 2.0  # a window of two days or more is told by day, a shorter one by hour
+MIN_PERIODS = 3  # fewer periods than this: no table, no trend
+MIN_TREND_PERIODS = 5  # a trend is fitted over this many periods with checkpoints or more
+MIN_CHANGE = 0.2  # and named only when the fit moves the figure by 20 % or more over the window
+FORECAST_MAX_DAYS = 365.0  # a forecast further out than a year is not one
+
+# Student's t at p = 0.01 (two-sided), by degrees of freedom: the slope is significant when its
+# t statistic reaches this (no statistics library needed for 30 numbers)
+_T_CRIT_01 = (
+    63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+    3.106, 3.055, 3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845,
+    2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750,
+)  # fmt: skip
+_T_CRIT_01_LARGE = 2.576
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodRow:
+    """One day's (or hour's) checkpoints."""
+
+    start: float  # epoch seconds, the period's first second (UTC)
+    at: float  # the median start of its checkpoints (the period's middle without one): where it is fitted
+    checkpoints: int
+    stalls: int
+    duration_p50_s: float | None
+    duration_max_s: float | None
+    bytes_p50: float | None
+    write_p99_ms_max: float | None  # the highest write p99 inside its checkpoints (histograms)
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """A figure's least-squares line over the periods' medians."""
+
+    figure: str  # "duration_s" or "bytes_written"
+    first: float  # the fit at the first period's checkpoints
+    last: float  # the fit at the last period's
+    per_day: float  # the slope
+    days: float  # the window's length
+    significant: bool  # the slope's t statistic reaches p = 0.01 and the figure moved MIN_CHANGE
+    reaches_interval_days: float | None = None  # duration only: days until the fit reaches the interval
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """The window told period by period, with its trends."""
+
+    period: str  # "day" or "hour"
+    rows: tuple[PeriodRow, ...]
+    trends: tuple[Trend, ...]
+
+
+def history(episodes: Sequence[Episode], start: float, end: float, interval_s: float | None) -> History | None:
+    """The window's checkpoints by day (by hour under ``DAYS_FOR_DAILY`` days), and the trend of
+    their duration and bytes; None when the window holds fewer than ``MIN_PERIODS`` periods."""
+    step = DAY_S if end - start >= DAYS_FOR_DAILY * DAY_S else HOUR_S
+    first = math.floor(start / step) * step
+    count = int(math.floor(end / step) - math.floor(start / step)) + 1
+    if count < MIN_PERIODS:
+        return None
+    by_period: list[list[Episode]] = [[] for _ in range(count)]
+    for e in episodes:  # one pass: a full directory holds ~70,000 checkpoints
+        k = int((e.start - first) // step)
+        if e.end is not None and 0 <= k < count:
+            by_period[k].append(e)
+    rows = tuple(_row(first + k * step, step, eps) for k, eps in enumerate(by_period))
+    days = (end - start) / DAY_S
+    trends = tuple(
+        t
+        for t in (
+            _trend("duration_s", rows, lambda r: r.duration_p50_s, days, interval_s),
+            _trend("bytes_written", rows, lambda r: r.bytes_p50, days, None),
+        )
+        if t is not None
+    )
+    return History("day" if step == DAY_S else "hour", rows, trends)
+
+
+def _row(at: float, step: float, eps: list[Episode]) -> PeriodRow:
+    durations = [float(e.duration_s) for e in eps if e.duration_s is not None]
+    written = [float(e.bytes_written) for e in eps if e.bytes_written is not None]
+    p99 = [float(e.impact.write_p99_ms_peak) for e in eps if e.impact.write_p99_ms_peak is not None]
+    return PeriodRow(
+        start=at,
+        at=float(np.median([e.start for e in eps])) if eps else at + step / 2,
+        checkpoints=len(eps),
+        stalls=sum(e.stall for e in eps),
+        duration_p50_s=float(np.median(durations)) if durations else None,
+        duration_max_s=max(durations) if durations else None,
+        bytes_p50=float(np.median(written)) if written else None,
+        write_p99_ms_max=max(p99) if p99 else None,
+    )
+
+
+def _trend(
+    figure: str,
+    rows: Sequence[PeriodRow],
+    pick: Callable[[PeriodRow], float | None],
+    days: float,
+    interval_s: float | None,
+) -> Trend | None:
+    """The least-squares line of ``pick(row)`` over the rows that have it, or None with fewer than
+    ``MIN_TREND_PERIODS``; its slope significant at p = 0.01 (Student's t) and moving the figure
+    by ``MIN_CHANGE`` or more; the days until it reaches ``interval_s`` when it rises so."""
+    # each period's median at its checkpoints' median time: a partial first day (a window that
+    # starts at 22:13) sits where its checkpoints are, not at midnight
+    points = [(r.at, float(v)) for r in rows if (v := pick(r)) is not None]
+    if len(points) < MIN_TREND_PERIODS:
+        return None
+    x = np.array([p[0] for p in points]) / DAY_S
+    y = np.array([p[1] for p in points])
+    x0 = x - x.mean()
+    sxx = float(np.sum(x0**2))
+    if sxx <= 0:
+        return None
+    slope = float(np.sum(x0 * (y - y.mean())) / sxx)
+    intercept = float(y.mean() - slope * x.mean())
+    residuals = y - (intercept + slope * x)
+    dof = len(points) - 2
+    spread = float(np.sqrt(np.sum(residuals**2) / dof / sxx)) if dof > 0 else math.inf
+    t_stat = abs(slope) / spread if spread > 0 else math.inf
+    critical = _T_CRIT_01[dof - 1] if dof <= len(_T_CRIT_01) else _T_CRIT_01_LARGE
+    fit_first, fit_last = intercept + slope * x[0], intercept + slope * x[-1]
+    moved = abs(fit_last - fit_first) >= MIN_CHANGE * max(abs(fit_first), abs(fit_last), 1e-12)
+    significant = t_stat >= critical and moved
+    reaches = None
+    if significant and slope > 0 and interval_s and fit_last < interval_s:
+        ahead = float((interval_s - fit_last) / slope)
+        reaches = ahead if ahead <= FORECAST_MAX_DAYS else None
+    return Trend(figure, float(fit_first), float(fit_last), slope, float(days), bool(significant), reaches)
+
+
+def trend_text(t: Trend, fmt_value: Callable[[float], str]) -> str:
+    """A trend for a sentence: "checkpoint duration 0.4 s -> 1.9 s over 21 days, +0.07 s/day"."""
+    name = "checkpoint duration" if t.figure == "duration_s" else "bytes a checkpoint writes"
+    over = f"{t.days:.0f} days" if t.days >= 2 else f"{t.days * 24:.0f} hours"
+    sign = "+" if t.per_day >= 0 else "-"
+    text = f"{name} {fmt_value(t.first)} -> {fmt_value(t.last)} over {over}, {sign}{fmt_value(abs(t.per_day))}/day"
+    if not t.significant:
+        return text + " (no significant trend)"
+    if t.reaches_interval_days is not None:
+        text += f"; at this rate it reaches the checkpoint interval in ~{t.reaches_interval_days:.0f} days"
+    return text
+
+
+def growth_findings(h: History | None) -> list[str]:
+    """A finding for each figure that grows significantly over the window (a shrinking one is
+    good news, left to the history table)."""
+    if h is None:
+        return []
+    return [trend_text(t, _value_text(t.figure)) for t in h.trends if t.significant and t.per_day > 0]
+
+
+def _value_text(figure: str) -> Callable[[float], str]:
+    """How a trend's values read: seconds, or bytes as KB/MB/GB."""
+    if figure == "duration_s":
+        return lambda v: f"{v:.2f} s" if v < 1 else f"{v:.1f} s"
+    return fmt_bytes
