@@ -47,11 +47,13 @@ class SimServer:
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
-        spans = self.stall_in if self.stall_in else self.checkpoints
-        out = np.zeros(t.shape, dtype=bool)
-        for s, e in spans:
-            out |= (t >= s) & (t < e)
-        return out
+        spans = sorted(self.stall_in if self.stall_in else self.checkpoints)
+        if not spans:
+            return np.zeros(t.shape, dtype=bool)
+        starts = np.array([s for s, _ in spans], dtype=np.float64)
+        reach = np.maximum.accumulate(np.array([e for _, e in spans], dtype=np.float64))  # overlaps too
+        at = np.searchsorted(starts, t, side="right") - 1  # the last span begun by t (weeks of them)
+        return (at >= 0) & (t < reach[np.maximum(at, 0)])
 
     def documents(self, times: Sequence[float]) -> list[dict[str, Any]]:
         """serverStatus documents (inside FTDC's sample document) at ``times`` (s from t0)."""

@@ -334,3 +334,40 @@ def test_flat_checkpoints_over_three_weeks_have_no_trend_and_no_forecast(tmp_pat
     assert h is not None and h.period == "day"
     assert all(not t.significant and t.reaches_interval_days is None for t in h.trends)
     assert not any(f.startswith(("checkpoint duration", "bytes a checkpoint")) for f in dx.findings)
+
+
+def test_the_long_view_in_every_format(tmp_path: Path) -> None:
+    """Five days of growing checkpoints: the JSON's history validates (6 days, the trends), the
+    Markdown and terminal tables list every day, the HTML draws a bar a day and the trend line
+    (by hand: with or without the plotting extra), its charts shading the timeline's runs."""
+    import json
+
+    from conftest import REPO
+
+    from ckptdiag.report.document import to_document
+    from ckptdiag.report.html_page import SHADED_MAX, _shaded, render_html
+    from ckptdiag.report.markdown import render_markdown
+    from ckptdiag.report.terminal import render_text
+
+    jsonschema = pytest.importorskip("jsonschema")
+    n = 5 * 1440
+    durations = np.linspace(4.0, 30.0, n)
+    starts = 30.0 + 60.0 * np.arange(n)
+    checkpoints = [(float(s), float(s + d)) for s, d in zip(starts, durations, strict=True)]
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, SimServer(checkpoints, stall_in=[(0, 0)], _fine=1.0), [60.0 * i for i in range(n)], chunk=1000)
+    report = diagnose_window((path,), None, None)
+    doc = to_document(report)
+    jsonschema.validate(doc, json.loads((REPO / "docs" / "report-schema.json").read_text()))
+    history = doc["history"]
+    assert history["period"] == "day" and len(history["rows"]) == 6
+    assert [t["figure"] for t in history["trends"]] == ["duration_s", "bytes_written"]
+    assert [t["significant"] for t in history["trends"]] == [True, False]  # each writes 64 MiB
+    for text in (render_markdown(report), render_text(report)):
+        assert all(r["start"][:10] in text for r in history["rows"])
+    page = render_html(report)
+    assert page.count('fill="#4a7fb5"><title>') == 6 and "stroke-dasharray" in page
+    # the charts shade the timeline's runs, not 7,199 spans one by one (14,000 took 30 s to draw)
+    spans = _shaded(report.dx)
+    assert len(report.dx.episodes) > SHADED_MAX and len(spans) <= SHADED_MAX
+    assert all(any(a <= e.start <= b for a, b, _ in spans) for e in report.dx.episodes[::100])

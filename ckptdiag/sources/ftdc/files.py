@@ -205,14 +205,22 @@ def metric_files(path: Path) -> list[Path]:
 
 def ftdc_files(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
     """Every metrics file the inputs name, in reading order, each with whether it came from a
-    directory or with others (where one bad file does not stop the rest: the shell's glob of a
-    diagnostic.data directory, an empty metrics.interim among them, reads as the directory)."""
+    directory (where one bad file does not stop the rest). An empty file given with others is
+    read as a directory's (mongod had just opened it: the shell's glob of diagnostic.data with a
+    0-byte metrics.interim reads as the directory); a file given by name that is not FTDC raises."""
     given = list(paths)
     out: list[tuple[Path, bool]] = []
     for top in given:
-        among = top.is_dir() or len(given) > 1
+        among = top.is_dir() or (len(given) > 1 and _empty(top))
         out += [(file, among) for file in metric_files(top)]
     return out
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def read_selected(
