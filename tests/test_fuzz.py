@@ -261,9 +261,9 @@ def test_the_boundary_redactor_changes_no_real_report() -> None:
 
     from ckptdiag.redact import HTML_REDACTED, REDACTED, redact_text
     from ckptdiag.report.document import render_json, to_document
+    from ckptdiag.report.formats import render
     from ckptdiag.report.html_page import render_html
     from ckptdiag.report.markdown import render_markdown
-    from ckptdiag.report.render import render
     from ckptdiag.workflows.logs import log_only_report
     from ckptdiag.workflows.report import diagnose_window
 

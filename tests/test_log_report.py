@@ -231,7 +231,7 @@ def test_without_checkpoint_messages_bursts_of_slow_operations_stand_in_and_say_
     assert any("stand in for checkpoints" in e for e in dx.evidence)
     # every format draws them, each with its own slow operations (it failed: one count per
     # checkpoint message was read for each burst)
-    from ckptdiag.report.render import render
+    from ckptdiag.report.formats import render
 
     doc = json.loads(render(report, "json"))
     assert [e["slow_ops"] for e in doc["checkpoints"]["episodes"]] == [20] * 8

@@ -203,6 +203,25 @@ def parse_time(text: str | None, now: float | None = None) -> int | None:
     return int(when.timestamp() * 1000)
 
 
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """``-f``'s choices, read from the format registry each time they are needed (help, checking,
+    completion): a format registered is offered by every command."""
+
+    def __init__(self) -> None:
+        super().__init__(("auto",))
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """``auto`` and every registered format."""
+        from ckptdiag.report.formats import names
+
+        return ("auto", *names())
+
+    @choices.setter
+    def choices(self, _value: object) -> None:  # click's __init__ sets them: the registry decides
+        pass
+
+
 def output_options(func: F) -> F:
     """Where a report goes and in which format (``-f``, ``-o``)."""
     options = [
@@ -210,10 +229,11 @@ def output_options(func: F) -> F:
             "-f",
             "--format",
             "fmt",
-            type=click.Choice(["auto", "table", "json", "md", "html"]),
+            type=FormatChoice(),
             default="auto",
             show_default=True,
-            help="auto: the file's extension (.json .md .html .txt), else a table on a terminal and JSON in a pipe.",
+            help="auto: the -o file's extension (.json .md .html .txt .prom), else a table on a terminal "
+            "and JSON in a pipe.",
         ),
         click.option(
             "-o",
@@ -250,12 +270,12 @@ def report_options(func: F) -> F:
 
 def resolve_format(fmt: str, output: Path | None) -> str:
     """auto -> the output file's kind, else table on a terminal and JSON in a pipe."""
-    from ckptdiag.report.document import EXTENSIONS
+    from ckptdiag.report.formats import for_path
 
     if fmt != "auto":
         return fmt
     if output is not None:
-        return EXTENSIONS.get(output.suffix.lower(), "table")
+        return for_path(output) or "table"
     return "table" if sys.stdout.isatty() else "json"
 
 

@@ -3,11 +3,13 @@ then each member's own report (JSON: ``cluster`` and ``members``; docs/report-js
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ckptdiag.analysis.cluster import ClusterDiagnosis, MemberSummary
 from ckptdiag.report.document import Report, clean, head, iso, to_document
+from ckptdiag.report.formats import SEVERITY_VALUE, Metric
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,16 @@ class ClusterReport:
             }
         )
         return doc
+
+    def metrics(self) -> Sequence[Metric]:
+        """Every member's figures, labelled with its name, and the cluster's verdict."""
+        from ckptdiag.report.server import server_metrics
+
+        out = [Metric("cluster_verdict", "The cluster's verdict (its worst member's): 0 ok, 1 warn, 2 critical.",
+                      SEVERITY_VALUE[self.severity])]  # fmt: skip
+        for name, r in self.members:
+            out += server_metrics(r.dx, name)
+        return out
 
     def markdown(self) -> str:
         """The Markdown report: the cluster, then each member's report one heading level down."""

@@ -7,10 +7,9 @@ FTDC window, or a report written earlier), so a comparison reads the one contrac
 
 from __future__ import annotations
 
-import html
 import io
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from rich.text import Text
 
 from ckptdiag import __version__
 from ckptdiag.report.fmt import fmt
+from ckptdiag.report.formats import Metric
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -161,6 +161,33 @@ class Comparison:
         """The figures that got worse."""
         return tuple(r.name for r in self.rows if r.verdict == "worse")
 
+    @property
+    def severity(self) -> str:
+        """For the formats: ``warn`` when a figure got worse, else ``ok``."""
+        return "warn" if self.worse else "ok"
+
+    def markdown(self) -> str:
+        """The before/after table in Markdown (the HTML page's body)."""
+        return render_compare_markdown(self)
+
+    def text(self) -> str:
+        """The before/after table as plain text."""
+        return render_compare_text(self)
+
+    def charts(self) -> str | None:
+        """No chart: the page is its table."""
+        return None
+
+    def metrics(self) -> Sequence[Metric]:
+        """Each figure's after/before ratio and whether it got worse, and the overall change."""
+        out = [Metric("compare_worse_figures", "Figures that got worse from before to after.", len(self.worse))]
+        for r in self.rows:
+            label = (("figure", r.name),)
+            out.append(Metric("compare_ratio", "A figure's after over its before.", r.ratio, label))
+            worse = int(r.verdict == "worse")
+            out.append(Metric("compare_worse", "1 when the figure got worse, else 0.", worse, label))
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """The comparison as JSON (docs/report-json.md, "compare")."""
 
@@ -283,31 +310,6 @@ def _overall_line(c: Comparison) -> str:
 
 def render_compare_html(c: Comparison) -> str:
     """A self-contained HTML page with the before/after table."""
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{html.escape(x)}</td>"
-            for x in (
-                r.name,
-                fmt(r.before, r.digits, f" {r.unit}" if r.unit else ""),
-                fmt(r.after, r.digits, f" {r.unit}" if r.unit else ""),
-                _change(r),
-                r.verdict,
-            )
-        )
-        + "</tr>"
-        for r in c.rows
-    )
-    head = (
-        f"<th></th><th>{html.escape(c.before_label)}</th><th>{html.escape(c.after_label)}</th>"
-        "<th>after/before</th><th></th>"
-    )
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>ckptdiag: before / after</title>'
-        "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-        "td:first-child{text-align:left}</style></head><body>\n<h1>before / after</h1>\n"
-        f"<p>{html.escape(c.before_label)}: {html.escape(_source(c.before))}<br>"
-        f"{html.escape(c.after_label)}: {html.escape(_source(c.after))}</p>\n"
-        f"<table><tr>{head}</tr>{rows}</table>\n<p><b>{html.escape(_overall_line(c))}</b></p>\n</body></html>\n"
-    )
+    from ckptdiag.report.formats import render
+
+    return render(c, "html")

@@ -24,8 +24,6 @@ if TYPE_CHECKING:  # a report without a log never loads the log's modules
     from ckptdiag.report.logsection import LogSection
 
 SCHEMA_VERSION = 3
-FORMATS = ("table", "json", "md", "html")
-EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".txt": "table"}
 OTHER_STALLS_LISTED = 100  # a window full of them lists this many (and counts them all)
 
 

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ckptdiag.analysis.fleet import HostVerdict, fleet_severity, worst_first
 from ckptdiag.report.document import clean, head
+from ckptdiag.report.formats import SEVERITY_VALUE, Metric
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,17 @@ class FleetIndex:
             }
         )
         return doc
+
+    def metrics(self) -> Sequence[Metric]:
+        """Each host's verdict and whether it was diagnosed, labelled with its name."""
+        out: list[Metric] = []
+        for h in self.hosts:
+            label = (("member", h.name),)
+            out.append(Metric("diagnosed", "1 when the host could be diagnosed, else 0.", int(h.diagnosed), label))
+            if h.severity is not None:
+                verdict = SEVERITY_VALUE[h.severity]
+                out.append(Metric("verdict", "The verdict: 0 ok, 1 warn, 2 critical.", verdict, label))
+        return out
 
     def markdown(self) -> str:
         """The Markdown index (the HTML page's body)."""

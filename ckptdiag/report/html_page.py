@@ -153,6 +153,12 @@ _CSS = (
 
 def render_html(r: Report, top: int | None = None) -> str:
     """A self-contained HTML page: verdict, charts (with the plotting extra), tables."""
+    return page(render_markdown(r, top), r.dx.severity, server_charts(r))
+
+
+def server_charts(r: Report) -> str:
+    """A server report's charts: the timeline's (with the plotting extra, else a hint) and the
+    long view's (drawn by hand: there with or without it)."""
     dx = r.dx
     svg = _charts_svg(dx, r.log.points if r.log is not None else ())
     charts = (
@@ -160,9 +166,9 @@ def render_html(r: Report, top: int | None = None) -> str:
         if svg
         else f'<p class="hint">Charts need the plotting extra: <code>{html.escape(HTML_EXTRA_HINT)}</code></p>'
     )
-    if dx.history is not None:  # drawn by hand: there with or without the plotting extra
+    if dx.history is not None:
         charts += f'<div class="charts">{history_svg(dx.history)}</div>'
-    return page(render_markdown(r, top), dx.severity, charts)
+    return charts
 
 
 def page(markdown: str, severity: str, charts: str | None = None) -> str:

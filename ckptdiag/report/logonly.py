@@ -3,6 +3,7 @@ with the checkpoints the log's messages give (the weaker evidence, said in its s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from ckptdiag import __version__
 from ckptdiag.analysis.logonly import LogOnlyDiagnosis
 from ckptdiag.recording import utc_iso
 from ckptdiag.report.document import clean, head, iso
+from ckptdiag.report.formats import SEVERITY_VALUE, Metric
 from ckptdiag.report.logsection import LogSection
 
 
@@ -89,6 +91,17 @@ class LogOnlyReport:
     def charts(self) -> str | None:
         """No chart: a log alone has no sampled timeline to draw."""
         return None
+
+    def metrics(self) -> Sequence[Metric]:
+        """The verdict and what the log's checkpoint messages give."""
+        dx = self.dx
+        longest = max((e.duration_s for e in dx.episodes if e.duration_s is not None), default=None)
+        return [
+            Metric("verdict", "The verdict: 0 ok, 1 warn, 2 critical.", SEVERITY_VALUE[dx.severity]),
+            Metric("checkpoints", "Checkpoints in the window.", len(dx.episodes)),
+            Metric("checkpoint_duration_seconds", "The longest checkpoint the log's messages give.", longest,
+                   (("stat", "max"),)),
+        ]  # fmt: skip
 
     def text(self) -> str:
         """The terminal report (plain text: the log has no timeline to draw)."""

@@ -57,24 +57,17 @@ class CompareRequest:
 def run_compare(request: CompareRequest) -> ExitStatus:
     """Diagnose (or read) both sides, write the before/after table in the requested format, and
     return the exit status: 3 when a figure got worse and ``--fail-on regress`` asked it, else 0."""
-    import json
 
     from rich.console import Console
 
     from ckptdiag.report import compare as render
+    from ckptdiag.report import formats
 
     comparison = render.compare(load_side(request.before), load_side(request.after))
     status = ExitStatus.WARN if request.fail_on == "regress" and comparison.worse else ExitStatus.OK
     if request.fmt == "table" and request.output is None:
         Console().print(render.render_compare_table(comparison))
         return status
-    if request.fmt == "json":
-        text = json.dumps(comparison.to_json(), indent=2, allow_nan=False) + "\n"
-    elif request.fmt == "md":
-        text = render.render_compare_markdown(comparison)
-    elif request.fmt == "html":
-        text = render.render_compare_html(comparison)
-    else:
-        text = render.render_compare_text(comparison)
+    text = formats.render(comparison, request.fmt)
     write_text_output(text, request.output, protect=(request.before.path, request.after.path))
     return status

@@ -21,8 +21,6 @@ from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest
 if TYPE_CHECKING:
     from ckptdiag.analysis.fleet import HostVerdict
 
-EXTENSIONS = {"json": "json", "md": "md", "html": "html", "table": "txt"}
-
 
 @dataclass(frozen=True, slots=True)
 class FleetHost:
@@ -130,7 +128,7 @@ def run_fleet(request: FleetRequest, stop_signals: StopSignals, warn: Warn) -> E
 
     from ckptdiag.errors import CkptdiagError
     from ckptdiag.report.fleet import FleetIndex
-    from ckptdiag.report.render import render
+    from ckptdiag.report.formats import extension, render
     from ckptdiag.workflows.report import exit_status, write_text_output
 
     hosts = read_hosts(request.hosts)
@@ -144,7 +142,7 @@ def run_fleet(request: FleetRequest, stop_signals: StopSignals, warn: Warn) -> E
     with stop_signals(stops.stop_all), ThreadPoolExecutor(max_workers=min(request.jobs, len(hosts))) as pool:
         verdicts = list(pool.map(lambda h: _diagnose_host(request, h, stems[h.line], stops, warn), hosts))
     index = FleetIndex(tuple(verdicts))
-    target = request.output / f"index.{EXTENSIONS[request.fmt]}" if request.output else None
+    target = request.output / f"index.{extension(request.fmt)}" if request.output else None
     write_text_output(render(index, request.fmt), target, protect=(request.hosts,))
     if target is not None:
         warn(f"{index.summary}; index: {target}")
@@ -172,6 +170,7 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
     from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.errors import CkptdiagError
     from ckptdiag.report.cluster import ClusterReport
+    from ckptdiag.report.formats import extension
     from ckptdiag.workflows.record import connect_options, kept_on_failure, record_and_diagnose, records_cluster
     from ckptdiag.workflows.report import write_report
 
@@ -192,7 +191,7 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
             result, report = record_and_diagnose(
                 DiagnoseRequest(record, request.fmt, None, request.fail_on), stops.register, say, scratch
             )
-            path = request.output / f"{stem}.{EXTENSIONS[request.fmt]}" if request.output else None
+            path = request.output / f"{stem}.{extension(request.fmt)}" if request.output else None
             if path is not None:
                 write_report(report, request.fmt, path, protect=(request.hosts,))
     except CkptdiagError as exc:

@@ -219,7 +219,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
 
 def _run_log_only(request: ReportRequest, logs: list[Path], warn: Warn) -> ExitStatus:
     """The report of mongod's log alone."""
-    from ckptdiag.report.render import render
+    from ckptdiag.report.formats import render
     from ckptdiag.workflows.logs import log_only_report
 
     log_report = log_only_report(logs, request.since_ms, request.until_ms)
@@ -309,37 +309,22 @@ def write_report(
     """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout, listing
     the ``top`` worst episodes (None: the format's default; 0: all). Only the format's own
     renderer is imported (a cron job's JSON does not load the HTML page's)."""
+    from ckptdiag.report import formats
     from ckptdiag.report.cluster import ClusterReport
 
     if isinstance(report, ClusterReport):
-        from ckptdiag.report.render import render
-
-        write_text_output(render(report, fmt), output, protect)
+        write_text_output(formats.render(report, fmt), output, protect)
         return
-    if fmt == "table" and output is None:
+    if fmt == "table" and output is None:  # a terminal: rich's own rendering, in its width
         from rich.console import Console
 
         from ckptdiag.report.terminal import render_table
 
         Console().print(render_table(report, top))
         return
-    if fmt == "json":
-        from ckptdiag.report.document import render_json, to_document
+    from ckptdiag.report.server import ServerView
 
-        text = render_json(to_document(report))
-    elif fmt == "md":
-        from ckptdiag.report.markdown import render_markdown
-
-        text = render_markdown(report, top)
-    elif fmt == "html":
-        from ckptdiag.report.html_page import render_html
-
-        text = render_html(report, top)
-    else:
-        from ckptdiag.report.terminal import render_text
-
-        text = render_text(report, top=top)
-    write_text_output(text, output, protect)
+    write_text_output(formats.render(ServerView(report, top), fmt), output, protect)
 
 
 def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:

@@ -1,0 +1,91 @@
+"""One format registry (#29): every command's -f and -f auto come from it, a format added there is
+offered by every command, and -f prom is OpenMetrics that Prometheus' own parsers read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from ftdc_writer import SimServer, write_ftdc
+
+from ckptdiag.cli import cli
+from ckptdiag.report import formats
+
+
+@pytest.fixture(scope="module")
+def ftdc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("f") / "metrics.2023-11-14T22-13-20Z-00000"
+    server = SimServer([(30.0 + 60 * k, 33.0 + 60 * k) for k in range(5)], stall_ops=50.0, stall_latency_ms=60.0)
+    write_ftdc(path, server, [float(i) for i in range(330)], host="db1")
+    return path
+
+
+def test_a_format_added_to_the_registry_is_offered_by_every_command(
+    ftdc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A format registered once appears in the help of report, diagnose and compare, is chosen
+    by -f and by -o's extension, and renders every kind of report (a server's, a comparison)."""
+    tsv = formats.Format("tsv", (".tsv",), "for a spreadsheet", lambda r: f"verdict\t{r.severity}\n")
+    monkeypatch.setitem(formats._REGISTRY, "tsv", tsv)
+    runner = CliRunner()
+    for command in ("report", "diagnose", "compare"):
+        assert "tsv" in runner.invoke(cli, [command, "--help"]).output, command
+    by_flag = runner.invoke(cli, ["report", str(ftdc), "-f", "tsv", "--fail-on", "never"])
+    assert by_flag.exit_code == 0 and by_flag.output == "verdict\tcritical\n", by_flag.output
+    out = tmp_path / "r.tsv"
+    assert runner.invoke(cli, ["report", str(ftdc), "-o", str(out), "--fail-on", "never"]).exit_code == 0
+    assert out.read_text() == "verdict\tcritical\n"
+    compared = runner.invoke(cli, ["compare", str(ftdc), str(ftdc), "-f", "tsv"])
+    assert compared.exit_code == 0 and compared.output == "verdict\tok\n"
+    assert formats.for_path(Path("x.tsv")) == "tsv" and formats.extension("tsv") == "tsv"
+
+
+def test_prom_is_openmetrics_that_prometheus_reads(ftdc: Path, tmp_path: Path) -> None:
+    """-f prom (and -o x.prom) for node_exporter's textfile collector: Prometheus' text parser
+    and the OpenMetrics parser both read it; the figures are the report's own."""
+    parser = pytest.importorskip("prometheus_client.parser")
+    openmetrics = pytest.importorskip("prometheus_client.openmetrics.parser")
+    import json
+
+    runner = CliRunner()
+    doc = json.loads(runner.invoke(cli, ["report", str(ftdc), "-f", "json", "--fail-on", "never"]).output)
+    out = tmp_path / "ckptdiag.prom"
+    assert runner.invoke(cli, ["report", str(ftdc), "-o", str(out), "--fail-on", "never"]).exit_code == 0
+    text = out.read_text()
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in parser.text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    assert list(openmetrics.text_string_to_metric_families(text))  # valid OpenMetrics, # EOF and all
+    member = (("member", "db1"),)
+    assert samples[("ckptdiag_verdict", member)] == {"ok": 0, "warn": 1, "critical": 2}[doc["verdict"]["severity"]]
+    assert samples[("ckptdiag_checkpoints", member)] == doc["checkpoints"]["count"]
+    assert samples[("ckptdiag_checkpoint_stalls", member)] == doc["checkpoints"]["stalls"]
+    durations = [e["duration_s"] for e in doc["checkpoints"]["episodes"] if e["duration_s"] is not None]
+    key = ("ckptdiag_checkpoint_duration_seconds", (("member", "db1"), ("stat", "max")))
+    assert samples[key] == pytest.approx(max(durations))
+
+
+def test_every_kind_of_report_renders_as_prom(ftdc: Path, tmp_path: Path) -> None:
+    """A cluster (two members), a comparison and a log alone are OpenMetrics too."""
+    parser = pytest.importorskip("prometheus_client.parser")
+    a, b = tmp_path / "a" / "diagnostic.data", tmp_path / "b" / "diagnostic.data"
+    for folder, host in ((a, "db1"), (b, "db2")):
+        folder.mkdir(parents=True)
+        write_ftdc(folder / ftdc.name, SimServer([(30.0, 33.0), (90.0, 93.0)]), [float(i) for i in range(150)], host=host)
+    log = tmp_path / "mongod.log"
+    log.write_text(
+        "2019-06-18T12:00:30.000+0100 I STORAGE  [WTCheckpointThread] Checkpoint took 12 seconds to complete\n"
+    )
+    runner = CliRunner()
+    for args, expect in (
+        (["report", str(a), str(b)], {"ckptdiag_cluster_verdict", "ckptdiag_verdict"}),
+        (["compare", str(ftdc), str(ftdc)], {"ckptdiag_compare_worse_figures", "ckptdiag_compare_ratio"}),
+        (["report", str(log)], {"ckptdiag_verdict", "ckptdiag_checkpoint_duration_seconds"}),
+    ):
+        result = runner.invoke(cli, [*args, "-f", "prom", *(["--fail-on", "never"] if args[0] == "report" else [])])
+        assert result.exit_code == 0, result.output
+        names = {f.name for f in parser.text_string_to_metric_families(result.output)}
+        assert expect <= names, (args, names)
