@@ -74,7 +74,9 @@ def test_every_kind_of_report_renders_as_prom(ftdc: Path, tmp_path: Path) -> Non
     a, b = tmp_path / "a" / "diagnostic.data", tmp_path / "b" / "diagnostic.data"
     for folder, host in ((a, "db1"), (b, "db2")):
         folder.mkdir(parents=True)
-        write_ftdc(folder / ftdc.name, SimServer([(30.0, 33.0), (90.0, 93.0)]), [float(i) for i in range(150)], host=host)
+        write_ftdc(
+            folder / ftdc.name, SimServer([(30.0, 33.0), (90.0, 93.0)]), [float(i) for i in range(150)], host=host
+        )
     log = tmp_path / "mongod.log"
     log.write_text(
         "2019-06-18T12:00:30.000+0100 I STORAGE  [WTCheckpointThread] Checkpoint took 12 seconds to complete\n"
@@ -89,3 +91,33 @@ def test_every_kind_of_report_renders_as_prom(ftdc: Path, tmp_path: Path) -> Non
         assert result.exit_code == 0, result.output
         names = {f.name for f in parser.text_string_to_metric_families(result.output)}
         assert expect <= names, (args, names)
+
+
+def test_o_repeated_writes_every_file_from_one_diagnosis(
+    ftdc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-o n.md -o n.json -o n.html -o n.prom: four files, each in its extension's format, from one
+    decode and diagnosis (a nightly job decoded FTDC once a format); a file named twice is a usage
+    error before any work."""
+    import json
+
+    from ckptdiag.workflows import report as workflow
+
+    calls = []
+    real = workflow._diagnose
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workflow, "_diagnose", counted)
+    names = [tmp_path / f"n.{ext}" for ext in ("md", "json", "html", "prom")]
+    args = ["report", str(ftdc), *[x for n in names for x in ("-o", str(n))], "--fail-on", "never"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert len(calls) == 1
+    md, doc, page, prom = (n.read_text() for n in names)
+    assert md.startswith("# ckptdiag: ") and json.loads(doc)["verdict"]["severity"] in md.lower()
+    assert page.startswith("<!doctype html>") and prom.rstrip().endswith("# EOF")
+    twice = CliRunner().invoke(cli, ["report", str(ftdc), "-o", str(names[0]), "-o", str(names[0])])
+    assert twice.exit_code == 2 and "given twice" in twice.output

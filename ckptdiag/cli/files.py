@@ -8,10 +8,10 @@ import click
 
 from ckptdiag.cli.options import (
     CONTEXT,
+    destinations,
     output_options,
     parse_time,
     report_options,
-    resolve_format,
 )
 from ckptdiag.cli.output import err
 
@@ -57,7 +57,7 @@ def report(
     since: str | None,
     until: str | None,
     fmt: str,
-    output: Path | None,
+    output: tuple[Path, ...],
     fail_on: str,
     top: int | None,
 ) -> None:
@@ -79,7 +79,7 @@ def report(
     from ckptdiag.workflows.report import ReportRequest, run_report
 
     window = (parse_time(since), parse_time(until))
-    request = ReportRequest(paths, *window, resolve_format(fmt, output), output, fail_on, top)
+    request = ReportRequest(paths, *window, destinations(fmt, output), fail_on, top)
     ctx.exit(run_report(request, err))
 
 
@@ -110,7 +110,7 @@ def compare(
     until_b: str | None,
     fail_on: str,
     fmt: str,
-    output: Path | None,
+    output: tuple[Path, ...],
 ) -> None:
     """Compare two windows before and after a change: checkpoint duration and bytes, write p99
     inside checkpoints, throughput dip, disk peak, mean throughput.
@@ -129,8 +129,7 @@ def compare(
     request = CompareRequest(
         CompareSide(before, parse_time(since_a), parse_time(until_a)),
         CompareSide(after, parse_time(since_b), parse_time(until_b)),
-        resolve_format(fmt, output),
-        output,
+        destinations(fmt, output),
         fail_on,
     )
     ctx.exit(run_compare(request))

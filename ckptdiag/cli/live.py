@@ -11,6 +11,7 @@ import click
 from ckptdiag.cli.options import (
     CONTEXT,
     connection_options,
+    destinations,
     parse_duration,
     report_options,
     resolve_format,
@@ -158,7 +159,7 @@ def diagnose(
     hosts_file: Path | None,
     jobs: int,
     fmt: str,
-    output: Path | None,
+    output: tuple[Path, ...],
     fail_on: str,
     top: int | None,
     **conn: Any,
@@ -202,7 +203,7 @@ def diagnose(
     )
     if hosts_file is not None:
         ctx.exit(_fleet(ctx, hosts_file, record, fmt, output, fail_on, jobs, save, logs))
-    request = DiagnoseRequest(record, resolve_format(fmt, output), output, fail_on, logs, top)
+    request = DiagnoseRequest(record, destinations(fmt, output), fail_on, logs, top)
     result, status = run_diagnose(request, stop_signals, err)
     ctx.exit(ExitStatus.INTERRUPTED if result.stopped_by == "interrupted" else status)
 
@@ -212,7 +213,7 @@ def _fleet(
     hosts_file: Path,
     record: Any,
     fmt: str,
-    output: Path | None,
+    outputs: tuple[Path, ...],
     fail_on: str,
     jobs: int,
     save: Path | None,
@@ -228,6 +229,9 @@ def _fleet(
     ]
     if given or logs:
         raise click.UsageError(f"--hosts names the hosts; {', '.join(given) or '--log'} cannot go with it")
+    if len(outputs) > 1:
+        raise click.UsageError("with --hosts, -o is the one directory the reports go to")
+    output = outputs[0] if outputs else None
     fmt = fmt if fmt != "auto" else "html" if output is not None else resolve_format(fmt, None)
     request = FleetRequest(hosts_file, record, fmt, output, fail_on, jobs, save)
     return int(run_fleet(request, stop_signals, err))

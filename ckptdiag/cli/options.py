@@ -9,9 +9,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from ckptdiag.workflows.report import Destination
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -239,8 +242,9 @@ def output_options(func: F) -> F:
             "-o",
             "--output",
             type=click.Path(path_type=Path),
-            default=None,
-            help="Write the report here (replaced atomically); with diagnose --hosts, a directory.",
+            multiple=True,
+            help="Write the report here (replaced atomically); repeat it for several files from one "
+            "diagnosis (-o n.md -o n.json), each in its extension's format; with diagnose --hosts, a directory.",
         ),
     ]
     return _with_options(func, options)
@@ -266,6 +270,20 @@ def report_options(func: F) -> F:
         ),
     ]
     return output_options(_with_options(func, options))
+
+
+def destinations(fmt: str, outputs: tuple[Path, ...]) -> tuple[Destination, ...]:
+    """Where the report goes: each ``-o`` file in ``fmt`` (auto: its extension's format), or
+    stdout; one file named twice is refused (two renderings would race for it)."""
+    from ckptdiag.workflows.report import Destination
+
+    seen = [str(p) for p in outputs]
+    twice = next((p for p in seen if seen.count(p) > 1), None)
+    if twice is not None:
+        raise click.UsageError(f"-o {twice} is given twice")
+    if not outputs:
+        return (Destination(resolve_format(fmt, None)),)
+    return tuple(Destination(resolve_format(fmt, p), p) for p in outputs)
 
 
 def resolve_format(fmt: str, output: Path | None) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ckptdiag.status import ExitStatus
-from ckptdiag.workflows.report import diagnose_window, write_text_output
+from ckptdiag.workflows.report import Destination, diagnose_window, write_text_output
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,7 @@ class CompareRequest:
 
     before: CompareSide
     after: CompareSide
-    fmt: str
-    output: Path | None
+    outputs: tuple[Destination, ...]  # the table's files (or stdout), all from one comparison
     fail_on: str = "never"  # "regress": exit 3 when a figure got worse
 
 
@@ -65,9 +64,9 @@ def run_compare(request: CompareRequest) -> ExitStatus:
 
     comparison = render.compare(load_side(request.before), load_side(request.after))
     status = ExitStatus.WARN if request.fail_on == "regress" and comparison.worse else ExitStatus.OK
-    if request.fmt == "table" and request.output is None:
-        Console().print(render.render_compare_table(comparison))
-        return status
-    text = formats.render(comparison, request.fmt)
-    write_text_output(text, request.output, protect=(request.before.path, request.after.path))
+    for out in request.outputs:
+        if out.fmt == "table" and out.path is None:
+            Console().print(render.render_compare_table(comparison))
+            continue
+        write_text_output(formats.render(comparison, out.fmt), out.path, (request.before.path, request.after.path))
     return status

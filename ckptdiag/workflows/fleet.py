@@ -172,7 +172,7 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.formats import extension
     from ckptdiag.workflows.record import connect_options, kept_on_failure, record_and_diagnose, records_cluster
-    from ckptdiag.workflows.report import write_report
+    from ckptdiag.workflows.report import Destination, write_report
 
     conn = {**request.record.conn, "uri": host.uri, "host": None, "port": None}
     record = replace(request.record, conn=conn, output=None, live=False, stream_stdout=False)
@@ -189,7 +189,7 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
     try:
         with kept_on_failure(say) as scratch:
             result, report = record_and_diagnose(
-                DiagnoseRequest(record, request.fmt, None, request.fail_on), stops.register, say, scratch
+                DiagnoseRequest(record, (Destination(request.fmt),), request.fail_on), stops.register, say, scratch
             )
             path = request.output / f"{stem}.{extension(request.fmt)}" if request.output else None
             if path is not None:

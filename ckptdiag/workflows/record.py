@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ckptdiag import recording
 from ckptdiag.status import ExitStatus
 from ckptdiag.workflows import StopSignals, Warn
-from ckptdiag.workflows.report import diagnose_window, exit_status, write_report
+from ckptdiag.workflows.report import Destination, diagnose_window, exit_status, write_report
 
 if TYPE_CHECKING:
     from ckptdiag.cluster_recorder import ClusterResult
@@ -310,8 +310,7 @@ class DiagnoseRequest:
     """``ckptdiag diagnose``: record for a while, then report on it."""
 
     record: RecordRequest
-    fmt: str
-    output: Path | None
+    outputs: tuple[Destination, ...]  # the report's files (or stdout), all from one diagnosis
     fail_on: str
     logs: tuple[Path, ...] = ()  # mongod's logs, read beside the recording
     top: int | None = None  # episodes listed (the worst, in time order): None the format's default, 0 all
@@ -326,16 +325,14 @@ def run_diagnose(
     The report's target is checked before anything is recorded; if writing it (or anything
     after the recording) fails, the temporary recording is kept and named. Stopped early
     (Ctrl-C), it still reports on what it recorded."""
-    from ckptdiag.workflows.report import check_output
+    from ckptdiag.workflows.report import check_outputs
 
-    if request.output is not None:
-        saved = () if request.record.output is None else (request.record.output,)
-        check_output(request.output, (*saved, *request.logs))  # before minutes of recording, not after
+    saved = () if request.record.output is None else (request.record.output,)
+    check_outputs(request.outputs, (*saved, *request.logs))  # before minutes of recording, not after
     with kept_on_failure(warn) as scratch:
         result, report = record_and_diagnose(request, stop_signals, warn, scratch)
-        write_report(
-            report, request.fmt, request.output, protect=(*_saved(request, result), *request.logs), top=request.top
-        )
+        for out in request.outputs:
+            write_report(report, out.fmt, out.path, protect=(*_saved(request, result), *request.logs), top=request.top)
     return result, exit_status(report.dx.severity, request.fail_on)
 
 

@@ -19,14 +19,22 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Destination:
+    """Where one rendering of a report goes: a format (auto resolved by the CLI) and a file
+    (None: stdout)."""
+
+    fmt: str
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
 class ReportRequest:
     """Everything ``ckptdiag report`` was asked to do."""
 
     paths: tuple[Path, ...]
     since_ms: int | None
     until_ms: int | None
-    fmt: str  # table, json, md or html (auto resolved by the CLI)
-    output: Path | None
+    outputs: tuple[Destination, ...]  # one diagnosis, each of these written from it
     fail_on: str = "critical"  # warn, critical or never
     top: int | None = None  # episodes listed (the worst, in time order): None the format's default, 0 all
 
@@ -199,8 +207,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
 
     from ckptdiag.workflows.members import group_members
 
-    if request.output is not None:
-        check_output(request.output, request.paths)  # before the work, and again before the write
+    check_outputs(request.outputs, request.paths)  # before the work, and again before each write
     with tempfile.TemporaryDirectory(prefix="ckptdiag-unpacked-") as scratch:  # archives, for this run only
         notes: list[str] = []
         members = group_members(request.paths, Path(scratch), notes)
@@ -213,7 +220,8 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             return _run_log_only(request, logs, warn)
         report = _diagnose(recordings, ftdc, logs, request.since_ms, request.until_ms)
     _warn_damage(report, warn)
-    write_report(report, request.fmt, request.output, protect=request.paths, top=request.top)
+    for out in request.outputs:
+        write_report(report, out.fmt, out.path, protect=request.paths, top=request.top)
     return exit_status(report.dx.severity, request.fail_on)
 
 
@@ -225,7 +233,8 @@ def _run_log_only(request: ReportRequest, logs: list[Path], warn: Warn) -> ExitS
     log_report = log_only_report(logs, request.since_ms, request.until_ms)
     for line in log_report.log.damaged:
         warn(f"note: log: {line}")
-    write_text_output(render(log_report, request.fmt), request.output, request.paths)
+    for out in request.outputs:
+        write_text_output(render(log_report, out.fmt), out.path, request.paths)
     return exit_status(log_report.dx.severity, request.fail_on)
 
 
@@ -265,7 +274,8 @@ def _diagnose_all(members: list[Member], since_ms: int | None, until_ms: int | N
 def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
     """One report per member and the cluster view."""
     cluster = cluster_report(members, request.since_ms, request.until_ms, warn)
-    write_report(cluster, request.fmt, request.output, protect=request.paths)
+    for out in request.outputs:
+        write_report(cluster, out.fmt, out.path, protect=request.paths)
     return exit_status(cluster.dx.severity, request.fail_on)
 
 
@@ -325,6 +335,13 @@ def write_report(
     from ckptdiag.report.server import ServerView
 
     write_text_output(formats.render(ServerView(report, top), fmt), output, protect)
+
+
+def check_outputs(outputs: tuple[Destination, ...], inputs: tuple[Path, ...]) -> None:
+    """:func:`check_output` of every file among ``outputs``, before any work."""
+    for out in outputs:
+        if out.path is not None:
+            check_output(out.path, inputs)
 
 
 def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:
