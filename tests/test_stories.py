@@ -371,3 +371,35 @@ def test_the_long_view_in_every_format(tmp_path: Path) -> None:
     spans = _shaded(report.dx)
     assert len(report.dx.episodes) > SHADED_MAX and len(spans) <= SHADED_MAX
     assert all(any(a <= e.start <= b for a, b, _ in spans) for e in report.dx.episodes[::100])
+
+
+def test_a_long_windows_json_lists_its_worst_episodes_and_top_0_lists_all(tmp_path: Path) -> None:
+    """Three days of checkpoints every minute (4,319), three of them stalls: the JSON lists the
+    2,000 worst in time order, every stall among them (`listed`: worst); --top 5 lists 5, --top 0
+    every one; the counts are the window's whatever is listed."""
+    from ckptdiag.report.document import JSON_TOP, to_document
+
+    n = 3 * 1440
+    starts = 30.0 + 60.0 * np.arange(n)
+    stalled = [float(starts[k]) for k in (100, 2000, 4000)]
+    server = SimServer(
+        [(float(s), float(s) + 2.0) for s in starts],
+        stall_in=[(s, s + 1.5) for s in stalled],
+        stall_ops=50.0,
+        stall_latency_ms=60.0,
+        _fine=0.5,
+    )
+    # every 10 s, every second around the stalls (FTDC's own spacing varies as much)
+    fine = {float(t) for s in stalled for t in np.arange(s - 20.0, s + 20.0, 1.0)}
+    times = sorted({*np.arange(0, n * 60.0, 10.0).tolist(), *fine})
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, server, times, chunk=3000)
+    report = diagnose_window((path,), None, None)
+    doc = to_document(report)
+    listed = doc["checkpoints"]["episodes"]
+    assert doc["checkpoints"]["listed"] == "worst" and len(listed) == JSON_TOP
+    assert doc["checkpoints"]["count"] == len(report.dx.episodes) > JSON_TOP and doc["checkpoints"]["stalls"] == 3
+    assert sum(e["stall"] for e in listed) == 3 and [e["start"] for e in listed] == sorted(e["start"] for e in listed)
+    assert len(to_document(report, 5)["checkpoints"]["episodes"]) == 5
+    every = to_document(report, 0)["checkpoints"]
+    assert every["listed"] == "all" and len(every["episodes"]) == every["count"]

@@ -81,3 +81,24 @@ def verdict(
         if severity == "ok":
             severity = "warn"
     return severity, tuple(findings)
+
+
+def _cost(e: Episode) -> tuple[int, float, float, float]:
+    """Sort key, worst first: a stall, then the lowest throughput ratio, the highest latency
+    ratio, the longest."""
+    m = e.impact
+    return (
+        0 if e.stall else 1,
+        m.ops_ratio if m.ops_ratio is not None else 2.0,
+        -(m.write_latency_ratio or 0.0),
+        -(e.duration_s or 0.0),
+    )
+
+
+def worst_episodes(episodes: Sequence[Episode], limit: int) -> tuple[Episode, ...]:
+    """The ``limit`` worst episodes (stalls first, then the costliest), in time order; every one
+    when there are no more than that. The tables and the JSON list these, never just the latest."""
+    if len(episodes) <= limit:
+        return tuple(episodes)
+    chosen = sorted(range(len(episodes)), key=lambda i: _cost(episodes[i]))[:limit]
+    return tuple(episodes[i] for i in sorted(chosen))

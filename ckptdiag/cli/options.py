@@ -265,8 +265,8 @@ def report_options(func: F) -> F:
             type=click.IntRange(0, None),
             default=None,
             metavar="N",
-            help="Checkpoints listed in the table, Markdown and HTML: the N worst (stalls first, then the "
-            "costliest), in time order; 0 lists all [default: 25 in a terminal, 50 in a file]. JSON has all.",
+            help="Checkpoints listed: the N worst (stalls first, then the costliest), in time order; 0 lists "
+            "all [default: 25 in a terminal, 50 in Markdown and HTML, in JSON every one up to 2,000].",
         ),
     ]
     return output_options(_with_options(func, options))

@@ -17,6 +17,7 @@ from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
 from ckptdiag.analysis.history import History
 from ckptdiag.analysis.results import Diagnosis, Episode, OtherStall
+from ckptdiag.analysis.verdict import worst_episodes
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
 
@@ -160,7 +161,12 @@ def _stats(values: list[float]) -> dict[str, Any]:
     return {"p50": num(float(np.median(values))), "max": num(max(values))}
 
 
-def _checkpoints_json(dx: Diagnosis) -> dict[str, Any]:
+JSON_TOP = 2000  # episodes the JSON lists by default: every one up to this, else the worst (a day at 1/min)
+
+
+def _checkpoints_json(dx: Diagnosis, top: int | None) -> dict[str, Any]:
+    limit = JSON_TOP if top is None else top or len(dx.episodes)
+    listed = worst_episodes(dx.episodes, limit)
     return {
         "count": len(dx.episodes),
         "stalls": dx.stalls,
@@ -170,7 +176,9 @@ def _checkpoints_json(dx: Diagnosis) -> dict[str, Any]:
         "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
         "disk": dx.disk,
         "disk_peak_mb_s": num(dx.disk_peak_mb_s, 2),
-        "episodes": [_episode_json(e, dx.disk) for e in dx.episodes],
+        # a long window's 70,000 episodes are its history's aggregates and its worst, not a 60 MB list
+        "listed": "all" if len(listed) == len(dx.episodes) else "worst",
+        "episodes": [_episode_json(e, dx.disk) for e in listed],
     }
 
 
@@ -201,8 +209,9 @@ def head() -> dict[str, Any]:
     }
 
 
-def to_document(r: Report) -> dict[str, Any]:
-    """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN)."""
+def to_document(r: Report, top: int | None = None) -> dict[str, Any]:
+    """The versioned JSON report as a dict (times ISO 8601 UTC, no NaN), listing every episode
+    up to ``JSON_TOP`` (else the worst; ``top``: that many, 0 all)."""
     dx, advice = r.dx, r.advice
     b = dx.baseline
     facts = dx.facts
@@ -247,7 +256,7 @@ def to_document(r: Report) -> dict[str, Any]:
             "estimated": b.estimated,
         },
         "throughput": {"ops_s_mean": num(dx.ops_s_mean, 1), "writes_s_mean": num(dx.writes_s_mean, 1)},
-        "checkpoints": _checkpoints_json(dx),
+        "checkpoints": _checkpoints_json(dx, top),
         "history": history_json(dx.history),
         "eviction": _eviction_json(dx),
         "other_stalls": {

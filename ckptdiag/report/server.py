@@ -29,7 +29,7 @@ class ServerView:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (docs/report-json.md)."""
-        return to_document(self.report)
+        return to_document(self.report, self.top)
 
     def markdown(self) -> str:
         """The Markdown report."""

@@ -11,10 +11,10 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from ckptdiag.analysis.results import Baseline, Diagnosis, Episode
+from ckptdiag.analysis.results import Baseline, Diagnosis
 from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.timeline import ops_line
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurts, worst_episodes
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
 from ckptdiag.report.document import Report, iso
@@ -113,10 +113,7 @@ def episode_rows(dx: Diagnosis, limit: int, *, full_why: bool = False) -> tuple[
     head = ["start UTC", "s", "MB", "ops", "w lat", "MB/s", "%util", "await", "app ev", "stall", "why"]
     rows = []
     same_day = (iso(dx.start) or "")[:10] == (iso(dx.end) or "")[:10]
-    shown = dx.episodes
-    if len(shown) > limit:  # the worst: stalls first, then the costliest, shown in time order
-        worst = sorted(range(len(shown)), key=lambda i: _cost(shown[i]))[:limit]
-        shown = tuple(shown[i] for i in sorted(worst))
+    shown = worst_episodes(dx.episodes, limit)
     for e in shown:
         m = e.impact
         rows.append(
@@ -159,18 +156,6 @@ def _short(reason: str) -> str:
     if figure.startswith("write latency "):
         return "lat " + figure.removeprefix("write latency ").split(" ", 1)[0]
     return reason
-
-
-def _cost(e: Episode) -> tuple[int, float, float, float]:
-    """Sort key, worst first: a stall, then the lowest throughput ratio, the highest latency
-    ratio, the longest."""
-    m = e.impact
-    return (
-        0 if e.stall else 1,
-        m.ops_ratio if m.ops_ratio is not None else 2.0,
-        -(m.write_latency_ratio or 0.0),
-        -(e.duration_s or 0.0),
-    )
 
 
 TERMINAL_TOP = 25  # episodes a terminal lists by default (the worst, in time order)
