@@ -403,3 +403,9 @@ def test_a_long_windows_json_lists_its_worst_episodes_and_top_0_lists_all(tmp_pa
     assert len(to_document(report, 5)["checkpoints"]["episodes"]) == 5
     every = to_document(report, 0)["checkpoints"]
     assert every["listed"] == "all" and len(every["episodes"]) == every["count"]
+    import json
+
+    from conftest import run_cli
+
+    proc = run_cli("report", str(path), "-f", "json", "--episodes", "all", "--fail-on", "never")
+    assert json.loads(proc.stdout)["checkpoints"] == every

@@ -60,6 +60,7 @@ def report(
     output: tuple[Path, ...],
     fail_on: str,
     top: int | None,
+    episodes: str,
 ) -> None:
     """Diagnose recordings or MongoDB's own FTDC files (diagnostic.data): every checkpoint, its
     cost, eviction pressure, and a verdict.
@@ -79,7 +80,7 @@ def report(
     from ckptdiag.workflows.report import ReportRequest, run_report
 
     window = (parse_time(since), parse_time(until))
-    request = ReportRequest(paths, *window, destinations(fmt, output), fail_on, top)
+    request = ReportRequest(paths, *window, destinations(fmt, output), fail_on, 0 if episodes == "all" else top)
     ctx.exit(run_report(request, err))
 
 

@@ -162,13 +162,14 @@ def diagnose(
     output: tuple[Path, ...],
     fail_on: str,
     top: int | None,
+    episodes: str,
     **conn: Any,
 ) -> None:
     """Record a server for a while (5 minutes by default), then report: every checkpoint, its
     cost and a verdict.
 
     Takes the connection options and --interval, --device, --source and --discover of 'record' (the recording
-    goes to a temporary file unless --save keeps it), and --format, --output, --fail-on and --top of
+    goes to a temporary file unless --save keeps it), and --format, --output, --fail-on, --top and --episodes of
     'report'; --log adds mongod's log, whose slow operations are set against the checkpoints. The
     exit status is the verdict's: 0 ok, 4 critical; a warn exits 0 unless --fail-on warn (then 3). A replica set or
     cluster (see 'record') is recorded member by member and reported with its cluster view: each
@@ -203,7 +204,7 @@ def diagnose(
     )
     if hosts_file is not None:
         ctx.exit(_fleet(ctx, hosts_file, record, fmt, output, fail_on, jobs, save, logs))
-    request = DiagnoseRequest(record, destinations(fmt, output), fail_on, logs, top)
+    request = DiagnoseRequest(record, destinations(fmt, output), fail_on, logs, 0 if episodes == "all" else top)
     result, status = run_diagnose(request, stop_signals, err)
     ctx.exit(ExitStatus.INTERRUPTED if result.stopped_by == "interrupted" else status)
 

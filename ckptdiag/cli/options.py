@@ -268,6 +268,13 @@ def report_options(func: F) -> F:
             help="Checkpoints listed: the N worst (stalls first, then the costliest), in time order; 0 lists "
             "all [default: 25 in a terminal, 50 in Markdown and HTML, in JSON every one up to 2,000].",
         ),
+        click.option(
+            "--episodes",
+            type=click.Choice(["worst", "all"]),
+            default="worst",
+            show_default=True,
+            help="all: every checkpoint in every format (as --top 0), for scripts that want each one.",
+        ),
     ]
     return output_options(_with_options(func, options))
 
