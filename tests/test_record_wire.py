@@ -385,12 +385,14 @@ def test_sigterm_while_connecting_leaves_no_file(tmp_path: Path) -> None:
              "--timeout", "60", "-d", "10", "-o", str(out)],
             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while not out.exists() and time.monotonic() < deadline:  # the file is opened before connecting
-            time.sleep(0.05)
-        time.sleep(1.0)
+        # the recording takes its name only with its first sample: wait for the driver to connect
+        # (then it is in its handshake) instead of for a file
+        listener.settimeout(30)
+        conn, _ = listener.accept()
+        time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=30)
+        conn.close()
     assert proc.returncode == 143, stderr
     assert stderr.strip() == "ckptdiag: stopped by SIGTERM (nothing half-written is left behind)"
     assert not out.exists()  # a 0-byte file here used to block the next run ("already exists")

@@ -165,8 +165,7 @@ def diagnose(
     episodes: str,
     **conn: Any,
 ) -> None:
-    """Record a server for a while (5 minutes by default), then report: every checkpoint, its
-    cost and a verdict.
+    """Record a server for a while (5 minutes by default), then report: every checkpoint, its cost, a verdict.
 
     Takes the connection options and --interval, --device, --source and --discover of 'record' (the recording
     goes to a temporary file unless --save keeps it), and --format, --output, --fail-on, --top and --episodes of
