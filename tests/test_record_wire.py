@@ -49,7 +49,7 @@ def test_record_replays_real_documents_of_each_version(tmp_path: Path, name: str
     base = load_status(name)
     out = tmp_path / "rec.jsonl.gz"
     with replay(base, status=_moving(base)) as server:
-        proc = ckptdiag("record", "--uri", server.uri, "-d", "3", "-o", str(out))
+        proc = ckptdiag("record", "--uri", server.uri, "-i", "0.25", "-d", "0.75", "-o", str(out))
         sampling = [r for r in server.requests if len(r) > 2]
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # not a terminal: nothing on stdout
