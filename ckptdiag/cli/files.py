@@ -18,6 +18,7 @@ from ckptdiag.cli.output import err
 
 @click.command(context_settings=CONTEXT)
 @click.option(
+    "-f",
     "--format",
     "fmt",
     type=click.Choice(["table", "md", "json"]),
