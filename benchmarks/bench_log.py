@@ -23,8 +23,8 @@ LOGS = REPO.parent / "shared" / "data" / "logs"
 
 
 def main() -> None:
+    from ckptdiag.model.logevents import LogReport
     from ckptdiag.sources.logevents import scan_logs
-    from ckptdiag.sources.mongodlog import LogReport
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=200.0, help="MB of log per format")

@@ -33,8 +33,8 @@ from _measure import run_tree
 from synth import Server
 
 from ckptdiag import catalogue
+from ckptdiag.model.disk import FIELD_NAMES
 from ckptdiag.recording import RecordingWriter, header
-from ckptdiag.sources.diskstats import _FIELD_NAMES
 
 METRICS_PREFIXES = ("ops.", "lat.", "cache.", "ckpt.")
 
@@ -43,7 +43,7 @@ def write_recording(path: Path, hours: float) -> int:
     """A gzip recording of ``hours`` of a stalling server; returns the sample count."""
     frame = Server(seconds=hours * 3600).frame()
     metrics = [c for c in frame.columns if c.startswith(METRICS_PREFIXES)]
-    disk_cols = [f"disk.vda.{name}" for name in _FIELD_NAMES[:11]]
+    disk_cols = [f"disk.vda.{name}" for name in FIELD_NAMES[:11]]
     values = frame[metrics].to_numpy()
     # the rest of the catalogue, as record writes it: a value for every metric the server has
     padding = {m.name: 1000.0 + i for i, m in enumerate(catalogue.METRICS) if m.name not in metrics}

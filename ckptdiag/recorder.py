@@ -18,9 +18,10 @@ from typing import Any, Protocol
 from ckptdiag import catalogue
 from ckptdiag.clock import Clock
 from ckptdiag.errors import CkptdiagError, ConnectError, OutputError
+from ckptdiag.model.disk import DiskCounters
 from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
 from ckptdiag.sources.devices import DiskPlan
-from ckptdiag.sources.diskstats import DiskCounters, read_diskstats
+from ckptdiag.sources.diskstats import read_diskstats
 from ckptdiag.sources.hostcpu import read_host_cpu
 from ckptdiag.sources.mongo import DISKS_KEY, LAG_KEY, BadReply, ServerInfo, SourceLost
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ckptdiag.sources.diskstats import DiskCounters, device_was_reset, disk_rates, parse_diskstats
+from ckptdiag.model.disk import DiskCounters, device_was_reset, disk_rates
+from ckptdiag.sources.diskstats import parse_diskstats
 
 DATA = Path(__file__).parent / "data" / "diskstats"
 
@@ -141,7 +142,7 @@ def test_the_live_line_and_the_report_give_the_same_iostat_figures_through_a_wra
 def test_a_busy_time_counter_that_jumped_is_no_figure_never_100_percent() -> None:
     """io_ticks rose 30 s in a 1 s interval (a suspend and resume): %util is unknown, never the
     clipped 100 % a saturated disk shows; a little over the interval (clock skew) is 100 %."""
-    from ckptdiag.sources.diskstats import DiskCounters, disk_rates
+    from ckptdiag.model.disk import DiskCounters, disk_rates
 
     prev = DiskCounters(wr_ios=100, wr_sectors=2048, wr_ticks=50, tot_ticks=400, rq_ticks=500)
     jumped = DiskCounters(wr_ios=300, wr_sectors=206848, wr_ticks=450, tot_ticks=30_400, rq_ticks=1500)

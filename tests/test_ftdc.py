@@ -532,8 +532,8 @@ def test_without_the_compiled_kernel_the_frame_is_the_same(monkeypatch: pytest.M
 def test_the_hosts_cpu_time_is_read_from_system_metrics() -> None:
     # FTDC keeps the host's CPU time (systemMetrics.cpu.*_ms, procparser); a stall is read beside it
     from ckptdiag.analysis.series import derive
+    from ckptdiag.model.hostcpu import FIELDS, PREFIX
     from ckptdiag.sources.ftdc.frames import read_ftdc
-    from ckptdiag.sources.hostcpu import FIELDS, PREFIX
 
     path = shared_path(
         "ftdc",

@@ -47,3 +47,22 @@ def test_the_pipeline_never_imports_back_up() -> None:
                 if len(target) > 1 and target[0] == "ckptdiag" and target[1] in later:
                     found.append(f"{name} imports {node.module}")
     assert found == []
+
+
+def test_analysis_advice_and_report_read_what_the_sources_made_never_the_sources() -> None:
+    """The figures, advice and reports depend on the shared vocabulary (``ckptdiag.model``: a
+    disk's counters and iostat's maths, the host CPU names, mongod's log events), never on the
+    sources that read them; and the vocabulary imports no stage (#29)."""
+    stages = ("sources", "recording", "analysis", "advice", "report", "workflows", "cli", "lab")
+    found = []
+    for name, text in _modules():
+        parts = name.split("/")
+        if len(parts) < 3 or parts[1] not in ("analysis", "advice", "report", "model"):
+            continue
+        banned = stages if parts[1] == "model" else ("sources",)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                target = node.module.split(".")
+                if len(target) > 1 and target[0] == "ckptdiag" and target[1] in banned:
+                    found.append(f"{name} imports {node.module}")
+    assert found == []

@@ -8,9 +8,9 @@ from fakes import status_doc
 from rich.console import Console
 
 from ckptdiag.analysis.instant import instant
+from ckptdiag.model.disk import DiskCounters
 from ckptdiag.recording import build_sample
 from ckptdiag.report.live import LiveStatus
-from ckptdiag.sources.diskstats import DiskCounters
 
 
 def _samples() -> tuple[dict, dict]:

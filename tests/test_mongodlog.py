@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from conftest import mongod_line, shared_path
 
+from ckptdiag.model.logevents import LogReport
 from ckptdiag.sources.logevents import extract, scan_logs
-from ckptdiag.sources.mongodlog import LogReport, log_files, parse_line, parse_time
+from ckptdiag.sources.mongodlog import log_files, parse_line, parse_time
 
 
 def _events(path: Path):  # type: ignore[no-untyped-def]

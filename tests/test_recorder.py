@@ -165,7 +165,7 @@ def test_coverage_event_names_paths_once(tmp_path: Path) -> None:
 
 
 def test_disks_are_read_with_every_sample(tmp_path: Path) -> None:
-    from ckptdiag.sources.diskstats import DiskCounters
+    from ckptdiag.model.disk import DiskCounters
 
     clock = FakeClock(start=0.0)
     reads = iter(range(100))

@@ -166,7 +166,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_frame_has_metrics_disks_and_histograms(tmp_path: Path) -> None:
-    from ckptdiag.sources.diskstats import DiskCounters
+    from ckptdiag.model.disk import DiskCounters
 
     doc = status_doc(3)
     doc["opLatencies"] = {

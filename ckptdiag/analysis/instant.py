@@ -10,7 +10,7 @@ import numpy as np
 
 from ckptdiag.analysis.stats import p99_bound_ms
 from ckptdiag.catalogue import checkpoint_running
-from ckptdiag.sources.diskstats import DiskCounters, disk_rates
+from ckptdiag.model.disk import DiskCounters, disk_rates
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 

@@ -18,8 +18,8 @@ import numpy as np
 from ckptdiag.analysis.results import Episode
 from ckptdiag.analysis.slowops import SlowOpCorrelation, correlate
 from ckptdiag.analysis.thresholds import LOG_LONG_CHECKPOINT_S
+from ckptdiag.model.logevents import CheckpointMessage, LogEvents, SlowOps
 from ckptdiag.recording import utc_iso
-from ckptdiag.sources.logevents import CheckpointMessage, LogEvents, SlowOps
 
 BURST_BIN_S = 10.0  # slow operations are counted in 10 s bins
 BURST_FACTOR = 5.0  # a bin with 5x the median bin's slow operations, or more

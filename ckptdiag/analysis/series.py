@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.stats import p99_bound_ms
-from ckptdiag.sources.diskstats import FIELD_INDEX, iostat
-from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
-from ckptdiag.sources.hostcpu import IDLE as HOST_IDLE
-from ckptdiag.sources.hostcpu import PREFIX as HOST_CPU
+from ckptdiag.model.disk import FIELD_INDEX, iostat
+from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
+from ckptdiag.model.hostcpu import IDLE as HOST_IDLE
+from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ckptdiag.analysis.results import Episode
-from ckptdiag.sources.logevents import WAIT_KINDS, SlowOps
+from ckptdiag.model.logevents import WAIT_KINDS, SlowOps
 
 AFTER_S = 1.0
 CLUSTER_RATE_RATIO = 2.0  # slow operations cluster in checkpoints: their rate there is 2x or more

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from ckptdiag.sources.diskstats import DiskCounters
+from ckptdiag.model.disk import DiskCounters
 
 DEVICE = "labdisk"
 PREFIX = "ckptdiag-modeldisk-"

@@ -72,7 +72,7 @@ def _fill(samples: list[dict[str, Any]], store: _Columns) -> None:
     """The metric, disk and histogram columns of ``samples`` into ``store``, a run of
     same-shaped samples at a time (same metric names in the same order, same devices and
     widths, same histogram kinds and bucket counts; bucket bounds are checked per run)."""
-    from ckptdiag.sources.diskstats import _FIELD_NAMES
+    from ckptdiag.model.disk import FIELD_NAMES
 
     column = store.column
     ms = list(map(methodcaller("get", "m"), samples))
@@ -88,7 +88,7 @@ def _fill(samples: list[dict[str, Any]], store: _Columns) -> None:
                 column(name)[start:end] = block[:, j]
         for dev, width in zip(devices, widths, strict=True):
             block = _block(list(map(itemgetter(dev), disks[start:end])), width)
-            for j, name in enumerate(_FIELD_NAMES[:width]):
+            for j, name in enumerate(FIELD_NAMES[:width]):
                 column(f"disk.{dev}.{name}")[start:end] = block[:, j]
         for kind, count in zip(kinds, buckets, strict=True):
             _fill_histogram(kind, count, hists, start, end, column)
@@ -270,15 +270,15 @@ def _leaves(obj: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...],
 
 def _column_name(path: tuple[Any, ...], obj: dict[str, Any]) -> str | None:
     """The column a leaf of a sample goes to (as :func:`_columns` names it), or None."""
-    from ckptdiag.sources.diskstats import _FIELD_NAMES
+    from ckptdiag.model.disk import FIELD_NAMES
 
     match path:
         case (str(name),) if name in _BASE:
             return name
         case ("m", str(name)):
             return name
-        case ("disk", str(dev), int(j)) if j < len(_FIELD_NAMES):
-            return f"disk.{dev}.{_FIELD_NAMES[j]}"
+        case ("disk", str(dev), int(j)) if j < len(FIELD_NAMES):
+            return f"disk.{dev}.{FIELD_NAMES[j]}"
         case ("hist", str(kind), int(i), 1):
             return f"hist.{kind}.{obj['hist'][kind][i][0]}"
     return None

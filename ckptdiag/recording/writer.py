@@ -14,9 +14,9 @@ from typing import IO, Any, Protocol
 
 from ckptdiag import __version__, catalogue
 from ckptdiag.errors import OutputError
+from ckptdiag.model.disk import DiskCounters
 from ckptdiag.outputs import StagedFile, check_target
 from ckptdiag.redact import redact_text
-from ckptdiag.sources.diskstats import DiskCounters
 
 FORMAT = "ckptdiag-recording"
 FORMAT_VERSION = 1

@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.analysis.slowops import SlowOpCorrelation, SlowOpGroup
+from ckptdiag.model.logevents import LogEvents, LogReport
 from ckptdiag.recording import utc_iso
-from ckptdiag.sources.logevents import LogEvents
-from ckptdiag.sources.mongodlog import LogReport
 
 CHART_POINTS = 5_000
 

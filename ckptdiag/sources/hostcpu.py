@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PREFIX = "host.cpu."
-FIELDS = ("user_ms", "nice_ms", "system_ms", "idle_ms", "iowait_ms", "irq_ms", "softirq_ms", "steal_ms")
-IDLE = ("idle_ms", "iowait_ms")  # a CPU waiting for I/O could run something else
+from ckptdiag.model.hostcpu import FIELDS, PREFIX
 
 
 def parse_proc_stat(text: str, ticks_per_s: float = 100.0) -> dict[str, float]:

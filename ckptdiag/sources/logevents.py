@@ -9,18 +9,23 @@ never read into a result. The open config has its secrets redacted.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from ckptdiag.model.logevents import (
+    CheckpointMessage,
+    EngineOpen,
+    LogEvents,
+    LogReport,
+    SlowOp,
+    SlowOpsBuilder,
+    Waits,
+)
 from ckptdiag.redact import redact_doc, redact_text
 from ckptdiag.sanity import as_float
 from ckptdiag.sources.logshapes import COMMANDS, KINDS, QUOTED, past_documents, shape_name, shape_ns, shape_plan
-from ckptdiag.sources.mongodlog import LogLine, LogReport, Wanted, read_log
+from ckptdiag.sources.mongodlog import LogLine, Wanted, read_log
 
 # JSON message ids (stable across 4.4-8.x): mongod's logv2 ids
 SLOW_QUERY = 51803
@@ -28,147 +33,6 @@ WT_MESSAGE = 22430
 OPENING_WT = 22315
 STARTING = 4615611
 OPTIONS = 21951  # "Options set by command line": the parsed configuration, as getCmdLineOpts' "parsed"
-
-
-@dataclass(frozen=True)
-class Waits:
-    """What a slow operation waited on, in ms (None: the line does not say)."""
-
-    locks_ms: float | None = None  # acquiring locks (every resource, every mode)
-    storage_ms: float | None = None  # the storage engine: cache, disk (storage.timeWaitingMicros)
-    write_concern_ms: float | None = None
-    flow_control_ms: float | None = None
-    queued_ms: float | None = None  # admission (tickets) queues, 7.0+ "queues"
-
-
-@dataclass(frozen=True)
-class SlowOp:
-    """A slow operation: when it was logged (its end), what it was, how long it took."""
-
-    t: float
-    kind: str  # command, insert, update, remove, query, getmore
-    command: str  # insert, find, update, aggregate, ... (the command's name only)
-    ns: str
-    duration_ms: float
-    plan: str | None
-    waits: Waits
-
-
-@dataclass(frozen=True)
-class CheckpointMessage:
-    """A log line about a checkpoint: ``saving`` (4.4+: "saving checkpoint snapshot", logged as
-    each checkpoint starts), ``progress`` (4.4+: running for N s so far), ``took`` (3.x-4.2: N s
-    in all, after a slow one)."""
-
-    t: float
-    kind: str
-    seconds: float | None
-
-
-@dataclass(frozen=True)
-class EngineOpen:
-    """The WiredTiger open config mongod logged at startup (secrets redacted)."""
-
-    t: float
-    config: str
-
-
-WAIT_KINDS = ("locks", "storage", "write concern", "flow control", "queued")
-
-
-@dataclass(frozen=True)
-class SlowOps:
-    """Slow operations as columns (a day of a busy log holds millions: ~50 bytes each here, not
-    an object each). Names (command, namespace, plan) are codes into ``names``."""
-
-    t: np.ndarray  # float64, when each was logged (its end)
-    duration_ms: np.ndarray  # float32
-    waits_ms: np.ndarray  # float32 (n, len(WAIT_KINDS)); NaN where the line does not say
-    kind: np.ndarray  # int32 codes into names
-    command: np.ndarray
-    ns: np.ndarray
-    plan: np.ndarray  # -1: no plan summary
-    names: tuple[str, ...]
-
-    def __len__(self) -> int:
-        return int(self.t.size)
-
-    def __getitem__(self, i: int) -> SlowOp:
-        """The ``i``-th operation as a :class:`SlowOp`."""
-        w = [None if np.isnan(v) else float(v) for v in self.waits_ms[i]]
-        plan = int(self.plan[i])
-        return SlowOp(
-            float(self.t[i]),
-            self.names[int(self.kind[i])],
-            self.names[int(self.command[i])],
-            self.names[int(self.ns[i])],
-            float(self.duration_ms[i]),
-            self.names[plan] if plan >= 0 else None,
-            Waits(*w),
-        )
-
-
-class _SlowOpsBuilder:
-    """Slow operations appended one at a time into compact arrays, names interned."""
-
-    def __init__(self) -> None:
-        self.t = array("d")
-        self.duration = array("f")
-        self.waits = array("f")
-        self.codes: dict[str, array[int]] = {k: array("i") for k in ("kind", "command", "ns", "plan")}
-        self.index: dict[str, int] = {}
-
-    def code(self, name: str | None) -> int:
-        if name is None:
-            return -1
-        found = self.index.get(name)
-        if found is None:
-            found = self.index[name] = len(self.index)
-        return found
-
-    def add(self, op: SlowOp) -> None:
-        self.t.append(op.t)
-        self.duration.append(op.duration_ms)
-        w = op.waits
-        for v in (w.locks_ms, w.storage_ms, w.write_concern_ms, w.flow_control_ms, w.queued_ms):
-            self.waits.append(float("nan") if v is None else v)
-        for key, name in (("kind", op.kind), ("command", op.command), ("ns", op.ns), ("plan", op.plan)):
-            self.codes[key].append(self.code(name))
-
-    def build(self) -> SlowOps:
-        # the columns are views of the arrays built (read-only, never copied: a log of millions
-        # of slow operations is held once)
-        def ints(key: str) -> np.ndarray:
-            return np.frombuffer(self.codes[key], dtype=np.int32) if self.codes[key] else np.zeros(0, np.int32)
-
-        t = np.frombuffer(self.t, dtype=np.float64) if self.t else np.zeros(0)
-        duration = np.frombuffer(self.duration, dtype=np.float32) if self.duration else np.zeros(0, np.float32)
-        waits = np.frombuffer(self.waits, dtype=np.float32) if self.waits else np.zeros(0, np.float32)
-        return SlowOps(
-            t,
-            duration,
-            waits.reshape(-1, len(WAIT_KINDS)),
-            ints("kind"),
-            ints("command"),
-            ints("ns"),
-            ints("plan"),
-            tuple(self.index),
-        )
-
-
-NO_SLOW_OPS = _SlowOpsBuilder().build()
-
-
-@dataclass(frozen=True)
-class LogEvents:
-    """Everything the log gives ckptdiag, in time order."""
-
-    slow_ops: SlowOps = NO_SLOW_OPS
-    checkpoints: tuple[CheckpointMessage, ...] = ()
-    engine_opens: tuple[EngineOpen, ...] = ()
-    starts: tuple[float, ...] = ()  # times mongod started
-    options: tuple[tuple[float, dict[str, Any]], ...] = ()  # (t, parsed startup options, secrets redacted)
-    cache_pressure: tuple[tuple[float, str], ...] = field(default_factory=tuple)  # (t, message)
 
 
 _LEGACY_SLOW = re.compile(r"^(command|insert|update|remove|query|getmore)\s+(\S+)\s+(.*?)(\d+)ms\s*$")
@@ -206,7 +70,7 @@ def extract(lines: Iterable[LogLine], since: float | None = None, until: float |
     """The log's slow operations, checkpoint messages, open configs, starts and cache-pressure
     messages inside the window (lines in time order give results in time order). Open configs
     are kept from before the window too: the settings in force were set at the last start."""
-    slow = _SlowOpsBuilder()
+    slow = SlowOpsBuilder()
     checkpoints: list[CheckpointMessage] = []
     opens: list[EngineOpen] = []
     starts: list[float] = []

@@ -193,7 +193,7 @@ def diagnostic_sample(data: Mapping[str, Any]) -> dict[str, Any]:
 
     Sharded 8.0+ servers split the document into ``shard``/``router``/``common`` blocks.
     """
-    from ckptdiag.sources.diskstats import DiskCounters
+    from ckptdiag.model.disk import DiskCounters
 
     blocks = [data, *(data[k] for k in ("common", "shard") if isinstance(data.get(k), Mapping))]
     status: dict[str, Any] = {}

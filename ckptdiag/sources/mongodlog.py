@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import check_readable, open_maybe_gzip
+from ckptdiag.model.logevents import LogReport
 
 try:  # orjson parses a slow-query line several times faster than json
     from orjson import loads as _loads
@@ -48,18 +49,6 @@ class LogLine:
     msg_id: int | None  # JSON logs' stable message id (22430: "WiredTiger message")
     msg: str
     attr: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class LogReport:
-    """What reading a set of log files met: lines read, and those set aside (counted, not fatal)."""
-
-    files: list[str] = field(default_factory=list)
-    lines: int = 0
-    skipped: int = 0  # lines the caller's filter passed over unparsed (most of a log)
-    unparsed: int = 0  # neither JSON nor legacy text (binary, another program's lines)
-    too_long: int = 0
-    damaged: list[str] = field(default_factory=list)  # a gzip file cut short or damaged: read up to there
 
 
 def log_files(paths: Iterable[Path]) -> list[Path]:

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.facts import ServerFacts
+from ckptdiag.model.logevents import LogEvents, LogReport
 from ckptdiag.recording import utc_iso
 from ckptdiag.report.logonly import LogOnlyReport
 from ckptdiag.report.logsection import LogSection
-from ckptdiag.sources.logevents import LogEvents, scan_logs
-from ckptdiag.sources.mongodlog import MAX_LINE, LogReport, parse_line
+from ckptdiag.sources.logevents import scan_logs
+from ckptdiag.sources.mongodlog import MAX_LINE, parse_line
 
 if TYPE_CHECKING:
     import numpy as np

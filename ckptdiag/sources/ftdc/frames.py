@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from ckptdiag import catalogue
-from ckptdiag.sources.diskstats import FTDC_DISK_FIELDS
+from ckptdiag.model.disk import FTDC_DISK_FIELDS
+from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
+from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
-from ckptdiag.sources.hostcpu import FIELDS as HOST_CPU_FIELDS
-from ckptdiag.sources.hostcpu import PREFIX as HOST_CPU
 
 
 @dataclass
