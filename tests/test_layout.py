@@ -66,3 +66,36 @@ def test_analysis_advice_and_report_read_what_the_sources_made_never_the_sources
                 if len(target) > 1 and target[0] == "ckptdiag" and target[1] in banned:
                     found.append(f"{name} imports {node.module}")
     assert found == []
+
+
+def test_no_import_cycle() -> None:
+    """No module imports one that imports it back, however indirectly — counting imports inside
+    functions and under TYPE_CHECKING too (sources/ftdc had deltas -> reference -> frames -> files
+    -> deltas; #29)."""
+    names = {}
+    for name, _ in _modules():
+        module = name[:-3].replace("/", ".")
+        names[module[: -len(".__init__")] if module.endswith(".__init__") else module] = name
+    texts = dict(_modules())
+    graph: dict[str, set[str]] = {m: set() for m in names}
+    for module, path in names.items():
+        for node in ast.walk(ast.parse(texts[path])):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module in names:
+                graph[module].add(node.module)
+                graph[module] |= {f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in names}
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                cycles.append(" -> ".join([*path[path.index(n) :], n]))
+            elif n not in state:
+                visit(n, [*path, n])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []

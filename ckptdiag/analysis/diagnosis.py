@@ -14,11 +14,11 @@ from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.eviction import eviction_summary
 from ckptdiag.analysis.evidence import evidence
-from ckptdiag.analysis.history import History, growth_findings, history
+from ckptdiag.analysis.history import growth_findings, history
 from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import Overdue, overdue, overdue_findings, stale
 from ckptdiag.analysis.replication import lag_finding
-from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.results import Diagnosis, Episode, History
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import nanmax, nanmedian, spacings, time_weighted_mean
 from ckptdiag.analysis.summary import summary_sentence

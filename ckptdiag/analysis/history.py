@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.results import Episode, History, PeriodRow, Trend
 from ckptdiag.analysis.summary import fmt_bytes
 
 DAY_S = 86_400.0
@@ -30,42 +29,6 @@ _T_CRIT_01 = (
     2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750,
 )  # fmt: skip
 _T_CRIT_01_LARGE = 2.576
-
-
-@dataclass(frozen=True, slots=True)
-class PeriodRow:
-    """One day's (or hour's) checkpoints."""
-
-    start: float  # epoch seconds, the period's first second (UTC)
-    at: float  # the median start of its checkpoints (the period's middle without one): where it is fitted
-    checkpoints: int
-    stalls: int
-    duration_p50_s: float | None
-    duration_max_s: float | None
-    bytes_p50: float | None
-    write_p99_ms_max: float | None  # the highest write p99 inside its checkpoints (histograms)
-
-
-@dataclass(frozen=True, slots=True)
-class Trend:
-    """A figure's least-squares line over the periods' medians."""
-
-    figure: str  # "duration_s" or "bytes_written"
-    first: float  # the fit at the first period's checkpoints
-    last: float  # the fit at the last period's
-    per_day: float  # the slope
-    days: float  # the window's length
-    significant: bool  # the slope's t statistic reaches p = 0.01 and the figure moved MIN_CHANGE
-    reaches_interval_days: float | None = None  # duration only: days until the fit reaches the interval
-
-
-@dataclass(frozen=True, slots=True)
-class History:
-    """The window told period by period, with its trends."""
-
-    period: str  # "day" or "hour"
-    rows: tuple[PeriodRow, ...]
-    trends: tuple[Trend, ...]
 
 
 def history(episodes: Sequence[Episode], start: float, end: float, interval_s: float | None) -> History | None:

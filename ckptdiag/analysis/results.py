@@ -7,14 +7,10 @@ seconds (Python floats), never a float32 from a derived column.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ckptdiag.engine_config import EngineSettings
-
-if TYPE_CHECKING:
-    from ckptdiag.analysis.history import History
 from ckptdiag.facts import ServerFacts
 
 
@@ -77,6 +73,42 @@ class Episode:
     def reasons(self) -> tuple[str, ...]:
         """Why it stalled (or why a dip was not called a stall)."""
         return self.impact.reasons
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodRow:
+    """One day's (or hour's) checkpoints."""
+
+    start: float  # epoch seconds, the period's first second (UTC)
+    at: float  # the median start of its checkpoints (the period's middle without one): where it is fitted
+    checkpoints: int
+    stalls: int
+    duration_p50_s: float | None
+    duration_max_s: float | None
+    bytes_p50: float | None
+    write_p99_ms_max: float | None  # the highest write p99 inside its checkpoints (histograms)
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """A figure's least-squares line over the periods' medians."""
+
+    figure: str  # "duration_s" or "bytes_written"
+    first: float  # the fit at the first period's checkpoints
+    last: float  # the fit at the last period's
+    per_day: float  # the slope
+    days: float  # the window's length
+    significant: bool  # the slope's t statistic reaches p = 0.01 and the figure moved MIN_CHANGE
+    reaches_interval_days: float | None = None  # duration only: days until the fit reaches the interval
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """The window told period by period, with its trends."""
+
+    period: str  # "day" or "hour"
+    rows: tuple[PeriodRow, ...]
+    trends: tuple[Trend, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,14 +7,11 @@ import json
 import re
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ckptdiag.errors import InputError
 from ckptdiag.inputs import head, open_maybe_gzip
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION
-
-if TYPE_CHECKING:
-    from ckptdiag.recording.reader import Recording
 
 
 def read_header(path: Path) -> dict[str, Any]:
@@ -81,12 +78,6 @@ def header_of(path: Path, line: bytes | None) -> tuple[dict[str, Any], str]:
         head = {k: v for k, v in head.items() if k not in damage}
         return head, f"the header's {', '.join(damage)} {'is' if len(damage) == 1 else 'are'} not an object (left out)"
     return head, ""
-
-
-def check_is_recording(path: Path, rec: Recording) -> None:
-    """A file whose first line is no header and that holds no sample or event is not a recording."""
-    if rec.header_damage and not rec.sample_count and not rec.events:
-        raise not_a_recording(path)
 
 
 def not_a_recording(path: Path) -> InputError:

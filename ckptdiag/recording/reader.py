@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 from ckptdiag.recording.columns import _Columns, _columns, _frame, checked, joined_columns, seq_of
 from ckptdiag.recording.gzipped import text_of
-from ckptdiag.recording.header import check_is_recording, header_of, not_a_recording
+from ckptdiag.recording.header import header_of, not_a_recording
 
 
 @dataclass
@@ -396,3 +396,9 @@ def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recordi
     rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
     check_is_recording(path, rec)
     return rec
+
+
+def check_is_recording(path: Path, rec: Recording) -> None:
+    """A file whose first line is no header and that holds no sample or event is not a recording."""
+    if rec.header_damage and not rec.sample_count and not rec.events:
+        raise not_a_recording(path)

@@ -15,8 +15,7 @@ import numpy as np
 
 from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
-from ckptdiag.analysis.history import History
-from ckptdiag.analysis.results import Diagnosis, Episode, OtherStall
+from ckptdiag.analysis.results import Diagnosis, Episode, History, OtherStall
 from ckptdiag.analysis.verdict import worst_episodes
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ckptdiag.analysis.history import History
+from ckptdiag.analysis.results import History
 from ckptdiag.report.document import iso
 from ckptdiag.report.fmt import fmt
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from ckptdiag.model.disk import FTDC_DISK_FIELDS
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
+from ckptdiag.sources.ftdc.reference import Selection
 
 
 @dataclass
@@ -90,6 +92,19 @@ class FrameLayout:
             for _, how, rows in self.extras
         ]
         return np.vstack([block, *more])
+
+
+# one layout a chunk shape, made the first time a chunk of that shape is read (a file has a few
+# shapes, a directory a few dozen); held while its Selection lives
+_LAYOUTS: weakref.WeakKeyDictionary[Selection, FrameLayout] = weakref.WeakKeyDictionary()
+
+
+def layout_of(selection: Selection) -> FrameLayout:
+    """How ``selection``'s slots become the sample frame's columns."""
+    layout = _LAYOUTS.get(selection)
+    if layout is None:
+        layout = _LAYOUTS[selection] = FrameLayout(selection.paths)
+    return layout
 
 
 _CPU = "systemMetrics.cpu."  # the host's CPU time (procparser), as hostcpu.py records it live
@@ -198,7 +213,7 @@ def _windows(
         if isinstance(item, Metadata):
             into.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
-        if not item.selection.layout.mongod:
+        if not layout_of(item.selection).mongod:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
         into.mongod = True
         piece = _in_window(item, since_ms, until_ms, report)
@@ -211,7 +226,7 @@ def last_row(file: Path, since_ms: int | None, until_ms: int | None, cache: dict
     a one-row frame, or None when its end has none (or does not decode)."""
     scratch = FileReport(str(file))
     for chunk in last_chunks(file, _wanted(), cache):
-        if not chunk.selection.layout.mongod:
+        if not layout_of(chunk.selection).mongod:
             continue
         piece = _in_window(chunk, since_ms, until_ms, scratch)
         if piece is not None:
@@ -267,7 +282,7 @@ def _in_window(
     shape at once. Samples whose time is impossible are dropped and counted in ``report``."""
     from ckptdiag.sanity import plausible_times
 
-    layout = chunk.selection.layout
+    layout = layout_of(chunk.selection)
     if layout.start < 0:
         return None
     start = chunk.values[layout.start]

@@ -7,12 +7,9 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from ckptdiag.sources.ftdc.frames import FrameLayout
 
 from ckptdiag.sources.ftdc.kernel import compiled as _ftdc_kernel
 
@@ -304,8 +301,8 @@ class Schema:
 
 
 class Selection:
-    """What is derived once per chunk shape: the slots kept, their paths, the kernel's row lookup,
-    and (lazily) how they become frame columns."""
+    """What is derived once per chunk shape: the slots kept, their paths, the kernel's row lookup
+    (how they become frame columns is the frames' to say: frames.layout_of)."""
 
     def __init__(
         self, rows: np.ndarray, paths: list[str], n_metrics: int, offsets: np.ndarray, kinds: np.ndarray
@@ -319,16 +316,6 @@ class Selection:
         lut = np.full(n_metrics, -1, dtype=np.int32)
         lut[rows] = np.arange(rows.size, dtype=np.int32)
         self.lut = lut.tobytes()
-        self._layout: FrameLayout | None = None
-
-    @property
-    def layout(self) -> FrameLayout:
-        """How this shape's slots become the sample frame's columns."""
-        if self._layout is None:
-            from ckptdiag.sources.ftdc.frames import FrameLayout  # the frame's concept, made here once a shape
-
-            self._layout = FrameLayout(self.paths)
-        return self._layout
 
 
 _GATHERS = (
