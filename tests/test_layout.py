@@ -31,6 +31,16 @@ def test_no_function_is_longer_than_one_job_needs() -> None:
     assert long == []
 
 
+def _package_imports(text: str) -> list[str]:
+    """The ckptdiag packages a module's ``from ckptdiag.X... import`` lines name (X), anywhere in it."""
+    return [
+        target[1]
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.ImportFrom) and node.module
+        and len(target := node.module.split(".")) > 1 and target[0] == "ckptdiag"
+    ]  # fmt: skip
+
+
 def test_the_pipeline_never_imports_back_up() -> None:
     """sources -> recording -> analysis -> advice -> report: no module imports a later stage."""
     order = ["sources", "recording", "analysis", "advice", "report"]
@@ -41,11 +51,7 @@ def test_the_pipeline_never_imports_back_up() -> None:
         if stage is None:
             continue
         later = order[order.index(stage) + 1 :]
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                target = node.module.split(".")
-                if len(target) > 1 and target[0] == "ckptdiag" and target[1] in later:
-                    found.append(f"{name} imports {node.module}")
+        found += [f"{name} imports ckptdiag.{p}" for p in _package_imports(text) if p in later]
     assert found == []
 
 
@@ -60,11 +66,7 @@ def test_analysis_advice_and_report_read_what_the_sources_made_never_the_sources
         if len(parts) < 3 or parts[1] not in ("analysis", "advice", "report", "model"):
             continue
         banned = stages if parts[1] == "model" else ("sources",)
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                target = node.module.split(".")
-                if len(target) > 1 and target[0] == "ckptdiag" and target[1] in banned:
-                    found.append(f"{name} imports {node.module}")
+        found += [f"{name} imports ckptdiag.{p}" for p in _package_imports(text) if p in banned]
     assert found == []
 
 
