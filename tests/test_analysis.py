@@ -482,10 +482,13 @@ def test_uneven_sampling_names_every_spacing_with_its_share_of_the_time() -> Non
     """FTDC sampling every 0.1 s while busy, 1 s, and 10 s while idle: the note names all three
     (the 10 s spacing is a fiftieth of the samples but half the time), never '0.1 to 1 s' (#28)."""
     from ckptdiag.analysis.evidence import _uneven_sampling
+    from ckptdiag.analysis.stats import spacings
 
-    (note,) = _uneven_sampling(np.array([0.1] * 4000 + [1.0] * 600 + [10.0] * 100))
+    mixed = np.array([0.1] * 4000 + [1.0] * 600 + [10.0] * 100)
+    (note,) = _uneven_sampling(mixed, spacings(mixed))
     assert note.startswith("samples every 0.1 s (20 % of the time), 1 s (30 %) and 10 s (50 %)")
-    assert _uneven_sampling(np.array([1.0] * 100 + [1.02] * 50)) == []
+    even = np.array([1.0] * 100 + [1.02] * 50)
+    assert _uneven_sampling(even, spacings(even)) == []
 
 
 def test_a_checkpoint_cut_off_by_the_windows_end_never_alone_decides_the_verdict() -> None:

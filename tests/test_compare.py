@@ -14,7 +14,8 @@ from ckptdiag.advice.rules import recommend
 from ckptdiag.analysis.diagnosis import diagnose
 from ckptdiag.analysis.series import derive
 from ckptdiag.facts import ServerFacts
-from ckptdiag.report.compare import compare, figures, render_compare_html, render_compare_markdown
+from ckptdiag.report import formats
+from ckptdiag.report.compare import compare, figures, render_compare_markdown
 from ckptdiag.report.document import Report, ReportSource, to_document
 
 
@@ -58,7 +59,7 @@ def test_before_and_after_rows() -> None:
     assert doc["kind"] == "compare" and doc["before"]["verdict"] == "critical" and doc["after"]["verdict"] == "ok"
     md = render_compare_markdown(c)
     assert "| checkpoint duration (p50) | 2.00 s | 0.90 s | 0.45x | better |" in md
-    assert "<td>checkpoint duration (p50)</td>" in render_compare_html(c)
+    assert "<td>checkpoint duration (p50)</td>" in formats.render(c, "html")
 
 
 def test_compare_cli_over_recordings_and_a_json_report(tmp_path: Path) -> None:

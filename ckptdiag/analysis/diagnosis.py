@@ -55,6 +55,8 @@ def diagnose(
     role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
     ckpt_period, cv = period(episodes, t[d["seam"].to_numpy(dtype=bool)] if "seam" in d else None)
     samples_period = nanmedian(cols.dt)
+    sampled = spacings(cols.dt)  # one sort of the window's spacings: the header's and the evidence's
+    noted = (*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period, sampled))
     return Diagnosis(
         facts=facts,
         settings=settings,
@@ -75,9 +77,9 @@ def diagnose(
         summary=("secondary: " if role == "secondary" else "")
         + summary_sentence(episodes, severity, findings, ckpt_period, disk),
         findings=findings,
-        evidence=(*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period)),
+        evidence=noted,
         ops_s_mean=time_weighted_mean(cols.ops_s, cols.dt),
-        spacings=spacings(cols.dt),
+        spacings=sampled,
         history=told,
         writes_s_mean=time_weighted_mean(cols.writes_s, cols.dt),
         host_cpu_pct_p50=nanmedian(cols.host_cpu_pct),

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.results import Episode, OtherStall
-from ckptdiag.analysis.stats import nanmax, sampling_text, spacings
+from ckptdiag.analysis.stats import nanmax, sampling_text
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT, SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
@@ -41,8 +41,10 @@ def evidence(
     gaps: int,
     restarts: int,
     period_s: float | None,
+    sampling: tuple[tuple[float, float], ...] = (),
 ) -> list[str]:
-    """Gaps, restarts, missing sections, slow replies, skipped ticks and other stalls, as notes."""
+    """Gaps, restarts, missing sections, slow replies, skipped ticks and other stalls, as notes
+    (``sampling``: the window's spacings, :func:`~ckptdiag.analysis.stats.spacings`, made once)."""
     notes = []
     if gaps:
         notes.append(f"{gaps} gaps in the samples (no rate or checkpoint is read across one)")
@@ -58,7 +60,7 @@ def evidence(
             f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
         )
     notes += _counter_jumps(d)
-    notes += _uneven_sampling(d["dt"].to_numpy(dtype="float64"))
+    notes += _uneven_sampling(d["dt"].to_numpy(dtype="float64"), sampling)
     notes += _slow_replies(d["rtt_ms"].to_numpy(dtype="float64"), episodes)
     notes += _busy_host(d, episodes)
     skipped = float(np.nansum(d["skipped"].to_numpy()))
@@ -97,13 +99,12 @@ def _counter_jumps(d: pd.DataFrame) -> list[str]:
 UNEVEN_SAMPLING = 3.0  # the longest common spacing over the shortest
 
 
-def _uneven_sampling(dt: np.ndarray) -> list[str]:
+def _uneven_sampling(dt: np.ndarray, named: tuple[tuple[float, float], ...]) -> list[str]:
     """A note when the spacing of the samples varies (the period changed, the collector fell
     behind, or FTDC sampled faster while busy): every spacing that covers 1 % of the time or
     more, with its share, so a 10 s spacing a tenth of the samples take is never left out."""
     if int((np.isfinite(dt) & (dt > 0)).sum()) < 10:
         return []
-    named = spacings(dt)
     if len(named) < 2 or named[-1][0] <= UNEVEN_SAMPLING * named[0][0]:
         return []
     return [

@@ -109,7 +109,8 @@ def _assess(
     t = cols.t
     rows = slice(lo, hi + 1)
     base = local_baseline(cols, base_rows, whole, e.start, end)
-    horizon = int(np.searchsorted(t, end + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right"))
+    recovered_by = end + IMPACT_GRACE_S + RECOVERY_WINDOW_S  # when the load must be back
+    horizon = int(np.searchsorted(t, recovered_by, side="right"))
     after_rows = slice(int(np.searchsorted(t, end + IMPACT_GRACE_S, side="right")), horizon)
     # the load it interrupted is the load just before it (the window's start: the load after it)
     load = _load_before(cols, e.start, lo)
@@ -121,7 +122,7 @@ def _assess(
     if np.isfinite(lag[lo - 1]) and np.isfinite(lag[rows]).any():
         growth = float(np.nanmax(lag[rows]) - lag[lo - 1])
     came_back = _came_back(cols, rows, horizon)
-    seen = e.end is not None and float(t[-1]) >= end + IMPACT_GRACE_S + RECOVERY_WINDOW_S
+    seen = e.end is not None and float(t[-1]) >= recovered_by
     if not seen and (came_back is None or base.ops_s is None or came_back < RECOVERY_RATIO * base.ops_s):
         came_back = None  # the window ended before the load could be seen back: not a client that went away
     impact = _figures(cols, rows, base, spans, k, idle=idle, growth=growth, ops_s_after=came_back)

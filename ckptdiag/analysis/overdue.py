@@ -52,9 +52,9 @@ def overdue(
     last = episodes[-1] if episodes else None
     for e in (*episodes, None):
         start = float(t[-1]) if e is None else e.start
-        if edge is not None and start - edge >= late + SAMPLING_SLACK_S and _answered(cols, edge, start):
+        if edge is not None and start - edge >= late + SAMPLING_SLACK_S:
             lo, hi = _rows(t, edge, start)
-            if _to_write(cols, lo, hi, dirty_target_pct):
+            if _answered(cols, lo, hi) and _to_write(cols, lo, hi, dirty_target_pct):
                 frozen = _frozen(cols, lo, hi, late)
                 out.append(Overdue(edge, start - edge, running=False, interval_s=interval_s, frozen_from=frozen))
         if e is None:
@@ -62,7 +62,7 @@ def overdue(
         # an end not seen is the window's end only for the last checkpoint, seen running to it
         # (one cut off by a gap or a restart ran for as long as nobody knows)
         end = e.end
-        if end is None and e is last and _answered(cols, e.start, float(t[-1])):
+        if end is None and e is last and _answered(cols, *_rows(t, e.start, float(t[-1]))):
             end = float(t[-1])
         if end is None:
             edge = float(t[-1])
@@ -78,9 +78,8 @@ def _rows(t: np.ndarray, start: float, end: float) -> tuple[int, int]:
     return int(np.searchsorted(t, start, side="right")), int(np.searchsorted(t, end, side="right"))
 
 
-def _answered(cols: Columns, start: float, end: float) -> bool:
-    """Did samples come all through ``[start, end]``, none a gap, their rates taken?"""
-    lo, hi = _rows(cols.t, start, end)
+def _answered(cols: Columns, lo: int, hi: int) -> bool:
+    """Did samples come all through rows ``lo`` to ``hi`` - 1, none a gap, their rates taken?"""
     if hi - lo < 2:
         return False
     dt = cols.dt[lo:hi]

@@ -95,6 +95,15 @@ def _cost(e: Episode) -> tuple[int, float, float, float]:
     )
 
 
+def listed_count(top: int | None, default: int, total: int) -> int:
+    """How many episodes a format lists: ``default`` unless ``--top`` says (0: every one).
+
+    >>> listed_count(None, 25, 100), listed_count(5, 25, 100), listed_count(0, 25, 100)
+    (25, 5, 100)
+    """
+    return default if top is None else top or total
+
+
 def worst_episodes(episodes: Sequence[Episode], limit: int) -> tuple[Episode, ...]:
     """The ``limit`` worst episodes (stalls first, then the costliest), in time order; every one
     when there are no more than that. The tables and the JSON list these, never just the latest."""

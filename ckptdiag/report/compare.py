@@ -306,10 +306,3 @@ def _overall_line(c: Comparison) -> str:
     """The comparison in a line: better, worse, mixed or same, and what got worse."""
     worse = f" (worse: {', '.join(c.worse)})" if c.worse else ""
     return f"overall: {c.overall}{worse}"
-
-
-def render_compare_html(c: Comparison) -> str:
-    """A self-contained HTML page with the before/after table."""
-    from ckptdiag.report.formats import render
-
-    return render(c, "html")

@@ -16,7 +16,7 @@ import numpy as np
 from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
 from ckptdiag.analysis.results import Diagnosis, Episode, History, OtherStall
-from ckptdiag.analysis.verdict import worst_episodes
+from ckptdiag.analysis.verdict import listed_count, worst_episodes
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
 
@@ -164,8 +164,7 @@ JSON_TOP = 2000  # episodes the JSON lists by default: every one up to this, els
 
 
 def _checkpoints_json(dx: Diagnosis, top: int | None) -> dict[str, Any]:
-    limit = JSON_TOP if top is None else top or len(dx.episodes)
-    listed = worst_episodes(dx.episodes, limit)
+    listed = worst_episodes(dx.episodes, listed_count(top, JSON_TOP, len(dx.episodes)))
     return {
         "count": len(dx.episodes),
         "stalls": dx.stalls,

@@ -74,11 +74,6 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def get(name: str) -> Format:
-    """The format called ``name`` (a KeyError names an unknown one)."""
-    return _REGISTRY[name]
-
-
 def for_path(path: Path) -> str | None:
     """The format a file's extension chooses (``-f auto``), or None."""
     suffix = path.suffix.lower()

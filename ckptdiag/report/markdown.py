@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ckptdiag import __version__
 from ckptdiag.analysis.stats import sampling_text
+from ckptdiag.analysis.verdict import listed_count
 from ckptdiag.report.advice import advice_markdown
 from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt
@@ -18,7 +19,7 @@ FILE_TOP = 50  # episodes a Markdown or HTML report lists by default (the worst,
 
 def render_markdown(r: Report, top: int | None = None) -> str:
     """Markdown for tickets and mail, listing the ``top`` worst episodes (None: ``FILE_TOP``; 0: all)."""
-    limit = FILE_TOP if top is None else top or len(r.dx.episodes)
+    limit = listed_count(top, FILE_TOP, len(r.dx.episodes))
     dx, source, facts = r.dx, r.source, r.dx.facts
     b, ev = dx.baseline, dx.eviction
     cache = dx.settings.cache_bytes.value

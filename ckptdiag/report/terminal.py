@@ -14,7 +14,7 @@ from rich.text import Text
 from ckptdiag.analysis.results import Baseline, Diagnosis
 from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.timeline import ops_line
-from ckptdiag.analysis.verdict import hurts, worst_episodes
+from ckptdiag.analysis.verdict import hurts, listed_count, worst_episodes
 from ckptdiag.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
 from ckptdiag.report.document import Report, iso
@@ -163,7 +163,7 @@ TERMINAL_TOP = 25  # episodes a terminal lists by default (the worst, in time or
 
 def render_table(r: Report, top: int | None = None) -> RenderableType:
     """The terminal report, listing the ``top`` worst episodes (None: ``TERMINAL_TOP``; 0: all)."""
-    limit = TERMINAL_TOP if top is None else top or len(r.dx.episodes)
+    limit = listed_count(top, TERMINAL_TOP, len(r.dx.episodes))
     dx, source, facts = r.dx, r.source, r.dx.facts
     cache = dx.settings.cache_bytes.value
     cache_gb = None if cache is None else cache / 2**30
