@@ -42,7 +42,7 @@ def render_markdown(r: Report, top: int | None = None) -> str:
         out += ["## Findings", ""] + [f"- {f}" for f in dx.findings] + [""]
     cols, rows = episode_rows(dx, limit, full_why=True)
     if rows:
-        shown = f"the {limit} worst of {len(dx.episodes)}, in time order (--top N; every one in -f json)"
+        shown = f"the {limit:,} worst of {len(dx.episodes):,}, in time order (--top N; --episodes all lists every one)"
         out += ["## Checkpoints", ""] + ([shown, ""] if len(dx.episodes) > limit else [])
         out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         out += ["| " + " | ".join(r) + " |" for r in rows]
