@@ -384,7 +384,7 @@ def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> Non
 
     from ckptdiag.analysis.baseline import baseline, local_baseline
     from ckptdiag.analysis.columns import Columns
-    from ckptdiag.analysis.diagnosis import pick_disk
+    from ckptdiag.analysis.window import pick_disk
 
     d = derive(Server(seconds=900).frame())
     cols = Columns.of(d, pick_disk(d, ()))
@@ -485,10 +485,10 @@ def test_uneven_sampling_names_every_spacing_with_its_share_of_the_time() -> Non
     from ckptdiag.analysis.stats import spacings
 
     mixed = np.array([0.1] * 4000 + [1.0] * 600 + [10.0] * 100)
-    (note,) = _uneven_sampling(mixed, spacings(mixed))
+    (note,) = _uneven_sampling(mixed.size, spacings(mixed))
     assert note.startswith("samples every 0.1 s (20 % of the time), 1 s (30 %) and 10 s (50 %)")
     even = np.array([1.0] * 100 + [1.02] * 50)
-    assert _uneven_sampling(even, spacings(even)) == []
+    assert _uneven_sampling(even.size, spacings(even)) == []
 
 
 def test_a_checkpoint_cut_off_by_the_windows_end_never_alone_decides_the_verdict() -> None:

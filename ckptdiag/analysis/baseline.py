@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ckptdiag.analysis.columns import Columns
+from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.results import Baseline, Episode
 from ckptdiag.analysis.stats import nanmedian
 from ckptdiag.analysis.thresholds import (
@@ -91,15 +92,16 @@ def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start:
     )
 
 
-def loaded(cols: Columns) -> np.ndarray:
+def loaded(cols: Columns, own: slice = slice(None), seen: int = 0) -> np.ndarray:
     """Samples under load: doing at least ``MIN_BASELINE_OPS`` operations a second, where the
     window has ``BASELINE_MIN_SAMPLES`` such samples or more (else every sample with a rate: an
     idle server's usual second is its idle one). A server busy a few minutes of a day, in bursts
-    sampled every 0.1 s, is judged against its bursts, never against the idle hours between them."""
+    sampled every 0.1 s, is judged against its bursts, never against the idle hours between them.
+    The count is taken over the ``own`` rows (a block's), with the ``seen`` before them."""
     ops = cols.ops_s
     with np.errstate(invalid="ignore"):
         busy: np.ndarray = ops >= MIN_BASELINE_OPS
-    if int(busy.sum()) < BASELINE_MIN_SAMPLES:
+    if seen + int(busy[own].sum()) < BASELINE_MIN_SAMPLES:
         busy = np.isfinite(cols.dt)
     return busy
 
@@ -126,19 +128,120 @@ def estimated(cols: Columns, rows: np.ndarray) -> Baseline:
     )
 
 
-def whole_baseline(cols: Columns, episodes: Sequence[Episode]) -> tuple[np.ndarray, Baseline, list[str]]:
-    """The candidate rows, the whole window's baseline, and the evidence about how it was made."""
-    under_load = loaded(cols)
+def estimate_note(busy: int) -> str:
+    """What the evidence says of a baseline estimated from ``busy`` loaded samples."""
+    return (
+        f"no sample under load lies away from a checkpoint (checkpoints back to back): the baseline is "
+        f"an estimate of the undisturbed load, the {ESTIMATE_HIGH_QUANTILE:g}th percentile of throughput "
+        f"and the {ESTIMATE_LOW_QUANTILE:g}th of latency over the {busy:,} loaded samples"
+    )
+
+
+def whole_baseline(
+    cols: Columns, episodes: Sequence[Episode], own: slice = slice(None), seen: int = 0
+) -> tuple[np.ndarray, Baseline, list[str]]:
+    """The candidate rows, the baseline of the ``own`` rows (a block of a long window; the
+    others are context around it; ``seen``: the samples under load before them), and the
+    evidence about how it was made."""
+    under_load = loaded(cols, own, seen)
     near = near_episodes(cols.t, episodes, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
-    rows = ~near & np.isfinite(cols.dt) & under_load
+    candidates = ~near & np.isfinite(cols.dt) & under_load
+    rows = np.zeros_like(candidates)
+    rows[own] = candidates[own]
     notes: list[str] = []
     if int(rows.sum()) < BASELINE_MIN_SAMPLES and episodes:
-        busy = under_load & np.isfinite(cols.ops_s)
+        busy = np.zeros_like(candidates)
+        busy[own] = (under_load & np.isfinite(cols.ops_s))[own]
         if int(busy.sum()) >= BASELINE_MIN_SAMPLES:
-            notes.append(
-                f"no sample under load lies away from a checkpoint (checkpoints back to back): the baseline is "
-                f"an estimate of the undisturbed load, the {ESTIMATE_HIGH_QUANTILE:g}th percentile of throughput "
-                f"and the {ESTIMATE_LOW_QUANTILE:g}th of latency over the {int(busy.sum()):,} loaded samples"
-            )
-            return rows, estimated(cols, busy), notes
-    return rows, baseline(cols, rows), notes
+            notes.append(estimate_note(int(busy.sum())))
+            return candidates, estimated(cols, busy), notes
+    return candidates, baseline(cols, rows), notes
+
+
+class BaselineTally:
+    """The whole window's baseline, from the candidate rows of each block of it in turn. Which
+    rows are candidates follows the window's load, as :func:`loaded` says of a whole window: the
+    loaded ones where the window has ``BASELINE_MIN_SAMPLES`` loaded samples, else every one; both
+    are tallied until the window is known to have them."""
+
+    FIGURES = ("ops_s", "writes_s", "write_lat_ms", "write_p99_ms", "read_lat_ms", "disk_wmb_s", "disk_util_pct")
+
+    def __init__(self) -> None:
+        self.loaded = 0  # samples under load, so far
+        self.usual = _Figures()  # candidates under load
+        self.idle: _Figures | None = _Figures()  # every candidate: only while too few are loaded
+        # the loaded samples (any with a rate, in an idle window), for an estimate: only while
+        # too few candidates are known
+        self.busy: _Figures | None = _Figures()
+        self.busy_idle: _Figures | None = _Figures()
+
+    def block(self, cols: Columns, clear: np.ndarray, own: slice) -> None:
+        """A block's ``own`` rows, ``clear`` of every checkpoint (a boolean mask over ``cols``)."""
+        with np.errstate(invalid="ignore"):
+            under = cols.ops_s >= MIN_BASELINE_OPS
+        mine = np.zeros_like(clear)
+        mine[own] = True
+        rows = clear & np.isfinite(cols.dt) & mine
+        self.loaded += int(under[own].sum())
+        self.usual.add(cols, rows & under)
+        rated = np.isfinite(cols.ops_s) & mine
+        if self.idle is not None:
+            self.idle.add(cols, rows)
+            if self.busy_idle is not None:
+                self.busy_idle.add(cols, rated & np.isfinite(cols.dt))
+            if self.loaded >= BASELINE_MIN_SAMPLES:
+                self.idle = self.busy_idle = None  # the window has load: idle samples are never its baseline
+            elif self.idle.rows >= BASELINE_MIN_SAMPLES:
+                self.busy_idle = None
+        if self.usual.rows >= BASELINE_MIN_SAMPLES:
+            self.busy = None  # never an estimate now: candidates only grow
+        if self.busy is not None:
+            self.busy.add(cols, under & rated)
+
+    def baseline(self, episodes: bool) -> tuple[Baseline, list[str]]:
+        """The baseline (an estimate where too few candidates and enough loaded samples, with
+        ``episodes`` in the window), and the evidence about how it was made."""
+        usual, busy = (self.usual, self.busy) if self.idle is None else (self.idle, self.busy_idle)
+        if usual.rows < BASELINE_MIN_SAMPLES and episodes and busy is not None and busy.rows >= BASELINE_MIN_SAMPLES:
+            return busy.estimate(), [estimate_note(busy.rows)]
+        return usual.median(), []
+
+
+class _Figures:
+    """The distributions of the baseline's figures over some rows."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.values = {name: Distribution() for name in BaselineTally.FIGURES}
+
+    def add(self, cols: Columns, rows: np.ndarray) -> None:
+        self.rows += int(rows.sum())
+        for name, values in self.values.items():
+            values.add(getattr(cols, name)[rows])
+
+    def median(self) -> Baseline:
+        v = self.values
+        return Baseline(
+            samples=self.rows,
+            ops_s=v["ops_s"].median(),
+            writes_s=v["writes_s"].median(),
+            write_lat_ms=v["write_lat_ms"].median(),
+            write_p99_ms=v["write_p99_ms"].median(),
+            read_lat_ms=v["read_lat_ms"].median(),
+            disk_write_mb_s=v["disk_wmb_s"].median(),
+            disk_util_pct=v["disk_util_pct"].median(),
+        )
+
+    def estimate(self) -> Baseline:
+        hi, lo, v = ESTIMATE_HIGH_QUANTILE, ESTIMATE_LOW_QUANTILE, self.values
+        return Baseline(
+            samples=self.rows,
+            ops_s=v["ops_s"].quantile(hi),
+            writes_s=v["writes_s"].quantile(hi),
+            write_lat_ms=v["write_lat_ms"].quantile(lo),
+            write_p99_ms=v["write_p99_ms"].quantile(lo),
+            read_lat_ms=v["read_lat_ms"].quantile(lo),
+            disk_write_mb_s=v["disk_wmb_s"].median(),
+            disk_util_pct=v["disk_util_pct"].median(),
+            estimated=True,
+        )

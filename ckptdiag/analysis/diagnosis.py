@@ -9,22 +9,15 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag import engine_config
-from ckptdiag.analysis.baseline import near_episodes, whole_baseline
-from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.episodes import find_episodes, period
-from ckptdiag.analysis.eviction import eviction_summary
+from ckptdiag.analysis.episodes import period
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.history import growth_findings, history
-from ckptdiag.analysis.impact import assess_all
-from ckptdiag.analysis.overdue import Overdue, overdue, overdue_findings, stale
+from ckptdiag.analysis.overdue import Overdue, overdue_findings
 from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis, Episode, History
-from ckptdiag.analysis.stalls import other_stalls
-from ckptdiag.analysis.stats import nanmax, nanmedian, spacings, time_weighted_mean
 from ckptdiag.analysis.summary import summary_sentence
-from ckptdiag.analysis.thresholds import IMPACT_GRACE_S
-from ckptdiag.analysis.timeline import TIMELINE_POINTS, timeline
 from ckptdiag.analysis.verdict import hurts, verdict
+from ckptdiag.analysis.window import WindowDiagnoser, disk_note
 from ckptdiag.facts import ServerFacts
 
 __all__ = ["Diagnosis", "diagnose", "hurts"]
@@ -38,56 +31,61 @@ def diagnose(
     what the source itself found (damaged lines or files), kept in the evidence."""
     if d.empty:
         raise ValueError("no samples in the window")
-    # the settings in force, once: what the server reports as its cache wins over its configuration
-    settings = engine_config.resolve(facts, nanmax(d["cache_max_bytes"].to_numpy(dtype="float64")))
-    disk = pick_disk(d, facts.devices)
-    cols = Columns.of(d, disk)
-    t = cols.t
-    found = find_episodes(d)
-    base_rows, whole, base_notes = whole_baseline(cols, found)
-    episodes = assess_all(found, cols, base_rows, whole)
-    late = overdue(cols, episodes, settings.interval.number, settings.eviction.dirty_target.number)
-    states = d["eviction_state"].to_numpy(dtype="float64")
-    eviction = eviction_summary(cols, states, settings.eviction, settings.version, stale(t, late))
-    others = other_stalls(cols, near_episodes(t, episodes, 0.0, IMPACT_GRACE_S), whole, settings.eviction)
-    told = history(episodes, float(t[0]), float(t[-1]), settings.interval.value)
+    window = WindowDiagnoser(facts)
+    window.add(d)
+    return diagnosis(window, gaps=gaps, restarts=restarts, notes=notes)
+
+
+def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Sequence[str] = ()) -> Diagnosis:
+    """The diagnosis of a window fed to ``w`` (see :func:`diagnose`), its last block judged here."""
+    w.finish()
+    assert w.t0 is not None and w.t1 is not None
+    settings = engine_config.resolve(w.facts, w.cache_bytes)
+    episodes = tuple(w.episodes)
+    late = tuple(w.overdue.found) if w.overdue is not None else ()
+    eviction = w.eviction.summary(w.overdue.stale_levels if w.overdue is not None else np.zeros(4))
+    whole, base_notes = w.baseline.baseline(bool(episodes))
+    others = tuple(w.others)
+    told = history(episodes, w.t0, w.t1, settings.interval.value)
     severity, findings = _with_time(verdict(episodes, eviction, settings.eviction, others), episodes, late, told)
-    role, role_notes = member_role(d["secondary"].to_numpy(dtype="float64") if "secondary" in d else np.array([]))
-    ckpt_period, cv = period(episodes, t[d["seam"].to_numpy(dtype=bool)] if "seam" in d else None)
-    samples_period = nanmedian(cols.dt)
-    sampled = spacings(cols.dt)  # one sort of the window's spacings: the header's and the evidence's
-    noted = (*notes, *role_notes, *base_notes, *evidence(d, episodes, others, gaps, restarts, samples_period, sampled))
+    role, role_notes = member_role(*w.secondary)
+    seams = np.concatenate(w.seams) if w.seams else None
+    ckpt_period, cv = period(episodes, seams)
+    samples_period = w.dt.median()
+    sampled = w.spacings.named()
+    found = evidence(w.evidence, episodes, others, gaps, restarts, samples_period, sampled)
+    (ops_done, ops_time), (writes_done, writes_time) = w.weighted
     return Diagnosis(
-        facts=facts,
+        facts=w.facts,
         settings=settings,
-        start=float(t[0]),
-        end=float(t[-1]),
-        samples=int(t.size),
+        start=w.t0,
+        end=w.t1,
+        samples=w.samples,
         period_s=samples_period,
         gaps=gaps,
         restarts=restarts,
-        samples_without_wiredtiger=int(np.nansum(d["wt_missing"].to_numpy())),
+        samples_without_wiredtiger=w.evidence.missing,
         episodes=episodes,
         checkpoint_period_s=ckpt_period,
         checkpoint_period_cv=cv,
         baseline=whole,
-        disk=disk,
+        disk=w.disk,
         eviction=eviction,
         severity=severity,
         summary=("secondary: " if role == "secondary" else "")
-        + summary_sentence(episodes, severity, findings, ckpt_period, disk),
+        + summary_sentence(episodes, severity, findings, ckpt_period, w.disk),
         findings=findings,
-        evidence=noted,
-        ops_s_mean=time_weighted_mean(cols.ops_s, cols.dt),
+        evidence=(*notes, *role_notes, *base_notes, *found, *disk_note(w)),
+        ops_s_mean=float(ops_done / ops_time) if ops_time > 0 else None,
         spacings=sampled,
         history=told,
-        writes_s_mean=time_weighted_mean(cols.writes_s, cols.dt),
-        host_cpu_pct_p50=nanmedian(cols.host_cpu_pct),
-        timeline=timeline(d, episodes, disk, TIMELINE_POINTS),
+        writes_s_mean=float(writes_done / writes_time) if writes_time > 0 else None,
+        host_cpu_pct_p50=w.host_cpu.median(),
+        timeline=w.timeline.timeline(w.t0, w.t1, episodes),
         other_stalls=others,
         role=role,
-        disk_peak_mb_s=sustained_peak(cols.disk_wmb_s, cols.dt),
-        journal_syncs_s=nanmedian(d["journal_syncs_s"].to_numpy(dtype="float64")) if "journal_syncs_s" in d else None,
+        disk_peak_mb_s=w.peak.result(),
+        journal_syncs_s=w.journal_syncs.median() if w.journal_seen else None,
     )
 
 
@@ -102,33 +100,13 @@ def _with_time(
     return ("warn" if late and severity == "ok" else severity), findings
 
 
-SUSTAINED_S = 1.0  # a disk's demonstrated rate: the most it wrote over this many seconds
-
-
-def sustained_peak(rate: np.ndarray, dt: np.ndarray) -> float | None:
-    """The highest rate held over ``SUSTAINED_S`` (consecutive samples' time-weighted mean): what the
-    disk has shown it can write, not what a throttled or CPU-bound checkpoint happened to average."""
-    ok = np.isfinite(rate) & np.isfinite(dt) & (dt > 0)
-    if not ok.any():
-        return None
-    amount = np.concatenate(([0.0], np.cumsum(np.where(ok, rate * dt, 0.0))))
-    span = np.concatenate(([0.0], np.cumsum(np.where(ok, dt, 0.0))))
-    ends = np.searchsorted(span, span[:-1] + SUSTAINED_S, side="left")
-    valid = ends < span.size
-    if not valid.any():
-        return float((amount[-1] - amount[0]) / span[-1]) if span[-1] > 0 else None
-    starts = np.flatnonzero(valid)
-    means = (amount[ends[valid]] - amount[starts]) / (span[ends[valid]] - span[starts])
-    return float(means.max())
-
-
-def member_role(secondary: np.ndarray) -> tuple[str | None, list[str]]:
-    """The replica-set role the window shows (None: a standalone server, or not recorded), and
-    the notes that say what follows from it."""
-    known = secondary[np.isfinite(secondary)]
-    if known.size == 0:
+def member_role(secondary: float, known: float) -> tuple[str | None, list[str]]:
+    """The replica-set role the window shows (``secondary`` of the ``known`` samples with a role
+    were a secondary's; none known: a standalone server, or not recorded), and the notes that say
+    what follows from it."""
+    if not known:
         return None, []
-    share = float(known.mean())
+    share = secondary / known
     role = "secondary" if share > 0.5 else "primary"
     notes = []
     if role == "secondary":
@@ -139,16 +117,3 @@ def member_role(secondary: np.ndarray) -> tuple[str | None, list[str]]:
     if 0 < share < 1:
         notes.append(f"the member's role changed in the window (secondary in {100 * share:.0f} % of the samples)")
     return role, notes
-
-
-def pick_disk(d: pd.DataFrame, devices: Sequence[str]) -> str | None:
-    """The data disk: the recorder's own mapping of dbPath to disks, else the disk that wrote the
-    most (FTDC keeps every physical disk of the host)."""
-    disks = [c[len("disk.") : -len(".wmb_s")] for c in d.columns if c.startswith("disk.") and c.endswith(".wmb_s")]
-    for dev in devices:
-        if dev in disks:
-            return dev
-    if not disks:
-        return None
-    dt = d["dt"].to_numpy(dtype="float64")
-    return max(disks, key=lambda dev: float(np.nansum(d[f"disk.{dev}.wmb_s"].to_numpy(dtype="float64") * dt)))

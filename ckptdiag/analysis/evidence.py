@@ -14,28 +14,62 @@ from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
 
 
-def _busy_host(d: pd.DataFrame, episodes: Sequence[Episode]) -> list[str]:
-    """Checkpoints that hurt while the host's CPUs (all processes) were saturated: a confounder
-    the checkpoint's own counters cannot show."""
-    if "host_cpu_pct" not in d:
-        return []
-    cpu = d["host_cpu_pct"].to_numpy(dtype="float64")
-    hurting = [e for e in episodes if hurts(e)]
-    busy = []
-    for e in hurting:
-        peak = nanmax(cpu[e.rows[0] : e.rows[1] + 1])  # the samples whose interval the checkpoint touches
-        if peak is not None and peak >= HOST_BUSY_PCT:
-            busy.append(peak)
-    if not busy:
-        return []
-    return [
-        f"the host's CPUs were {min(busy):.0f}-{max(busy):.0f} % busy (all processes) in {len(busy)} of the "
-        f"{len(hurting)} checkpoints that hurt: the server may have waited for a CPU as well as for the disk"
-    ]
+class EvidenceTally:
+    """What the samples could and could not show, counted a block at a time."""
+
+    def __init__(self) -> None:
+        self.missing = 0  # replies without the wiredTiger section
+        self.skipped = 0.0
+        self.ops_seen = False
+        self.jumps = 0
+        self.first_jump: tuple[float, float] | None = None  # (when, by how much)
+        self.slow = 0
+        self.slowest_ms = 0.0
+        self.slow_during = 0  # checkpoints with a slow reply
+        self.busy_cpu: list[float] = []  # the host's CPU peak in each hurting checkpoint it saturated
+        self.hurting = 0
+        self.spaced = 0  # samples with a spacing
+
+    def block(self, d: pd.DataFrame, own: slice, episodes: Sequence[Episode]) -> None:
+        """The ``own`` rows of a derived frame, and the block's episodes (rows in the frame)."""
+        part = d.iloc[own]
+        self.missing += int(np.nansum(part["wt_missing"].to_numpy()))
+        self.skipped += float(np.nansum(part["skipped"].to_numpy()))
+        self.ops_seen |= bool(part["ops_s"].notna().any())
+        dt = part["dt"].to_numpy(dtype="float64")
+        self.spaced += int((np.isfinite(dt) & (dt > 0)).sum())
+        if "ckpt_jump" in part:
+            jumps = part["ckpt_jump"].to_numpy(dtype="float64")
+            rows = np.flatnonzero(np.isfinite(jumps))
+            if rows.size and self.first_jump is None:
+                self.first_jump = (float(part["t"].iloc[int(rows[0])]), float(jumps[int(rows[0])]))
+            self.jumps += int(rows.size)
+        rtt = d["rtt_ms"].to_numpy(dtype="float64")
+        slow = np.nan_to_num(rtt, nan=0.0) >= SLOW_REPLY_MS
+        if slow[own].any():
+            self.slow += int(slow[own].sum())
+            self.slowest_ms = max(self.slowest_ms, float(np.nanmax(rtt[own])))
+        self.slow_during += sum(
+            int(slow[max(e.rows[0] - 1, 0) : e.rows[1] + 1].any()) for e in episodes if e.evidence != "disk-burst"
+        )
+        self._busy_host(d, episodes)
+
+    def _busy_host(self, d: pd.DataFrame, episodes: Sequence[Episode]) -> None:
+        """Checkpoints that hurt while the host's CPUs (all processes) were saturated: a confounder
+        the checkpoint's own counters cannot show."""
+        hurting = [e for e in episodes if hurts(e)]
+        self.hurting += len(hurting)
+        if "host_cpu_pct" not in d:
+            return
+        cpu = d["host_cpu_pct"].to_numpy(dtype="float64")
+        for e in hurting:
+            peak = nanmax(cpu[e.rows[0] : e.rows[1] + 1])  # the samples whose interval the checkpoint touches
+            if peak is not None and peak >= HOST_BUSY_PCT:
+                self.busy_cpu.append(peak)
 
 
 def evidence(
-    d: pd.DataFrame,
+    tally: EvidenceTally,
     episodes: Sequence[Episode],
     others: Sequence[OtherStall],
     gaps: int,
@@ -50,23 +84,30 @@ def evidence(
         notes.append(f"{gaps} gaps in the samples (no rate or checkpoint is read across one)")
     if restarts:
         notes.append(f"{restarts} server restarts in the window")
-    missing = int(np.nansum(d["wt_missing"].to_numpy()))
-    if missing:
-        notes.append(f"{missing} serverStatus replies without the wiredTiger section (checkpoint contention)")
+    if tally.missing:
+        notes.append(f"{tally.missing} serverStatus replies without the wiredTiger section (checkpoint contention)")
     if episodes and all(e.evidence == "disk-burst" for e in episodes):
         notes.append("no checkpoint statistics: episodes are disk write bursts")
     if period_s and period_s > 1.5:
         notes.append(
             f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
         )
-    notes += _counter_jumps(d)
-    notes += _uneven_sampling(d["dt"].to_numpy(dtype="float64"), sampling)
-    notes += _slow_replies(d["rtt_ms"].to_numpy(dtype="float64"), episodes)
-    notes += _busy_host(d, episodes)
-    skipped = float(np.nansum(d["skipped"].to_numpy()))
-    if skipped:
-        notes.append(f"{skipped:.0f} sampling ticks skipped while a reply was late")
-    if d["ops_s"].isna().all():
+    notes += _counter_jumps(tally)
+    notes += _uneven_sampling(tally.spaced, sampling)
+    if tally.slow:
+        notes.append(
+            f"{tally.slow} serverStatus replies took {SLOW_REPLY_MS / 1000:g} s or more "
+            f"(slowest {tally.slowest_ms / 1000:.1f} s); {tally.slow_during} checkpoints had one"
+        )
+    if tally.busy_cpu:
+        busy = tally.busy_cpu
+        notes.append(
+            f"the host's CPUs were {min(busy):.0f}-{max(busy):.0f} % busy (all processes) in {len(busy)} of the "
+            f"{tally.hurting} checkpoints that hurt: the server may have waited for a CPU as well as for the disk"
+        )
+    if tally.skipped:
+        notes.append(f"{tally.skipped:.0f} sampling ticks skipped while a reply was late")
+    if not tally.ops_seen:
         notes.append("no opcounters: throughput impact unknown")
     if others:
         first = others[0]
@@ -79,19 +120,15 @@ def evidence(
     return notes
 
 
-def _counter_jumps(d: pd.DataFrame) -> list[str]:
+def _counter_jumps(tally: EvidenceTally) -> list[str]:
     """A note for each checkpoint start counter that jumped by more than a server can begin
     (the first named): evidence of a reset or of damage, never counted as checkpoints."""
-    if "ckpt_jump" not in d:
+    if tally.first_jump is None:
         return []
-    jumps = d["ckpt_jump"].to_numpy(dtype="float64")
-    rows = np.flatnonzero(np.isfinite(jumps))
-    if not rows.size:
-        return []
-    first = int(rows[0])
-    more = f" ({rows.size - 1} more jump{'s' if rows.size > 2 else ''})" if rows.size > 1 else ""
+    at, by = tally.first_jump
+    more = f" ({tally.jumps - 1} more jump{'s' if tally.jumps > 2 else ''})" if tally.jumps > 1 else ""
     return [
-        f"checkpoint counter jumped by {jumps[first]:,.0f} at {utc_iso(float(d['t'].iloc[first]))}: a reset or "
+        f"checkpoint counter jumped by {by:,.0f} at {utc_iso(at)}: a reset or "
         f"corruption, not checkpoints (none is counted across it){more}"
     ]
 
@@ -99,11 +136,11 @@ def _counter_jumps(d: pd.DataFrame) -> list[str]:
 UNEVEN_SAMPLING = 3.0  # the longest common spacing over the shortest
 
 
-def _uneven_sampling(dt: np.ndarray, named: tuple[tuple[float, float], ...]) -> list[str]:
+def _uneven_sampling(spaced: int, named: tuple[tuple[float, float], ...]) -> list[str]:
     """A note when the spacing of the samples varies (the period changed, the collector fell
     behind, or FTDC sampled faster while busy): every spacing that covers 1 % of the time or
     more, with its share, so a 10 s spacing a tenth of the samples take is never left out."""
-    if int((np.isfinite(dt) & (dt > 0)).sum()) < 10:
+    if spaced < 10:
         return []
     if len(named) < 2 or named[-1][0] <= UNEVEN_SAMPLING * named[0][0]:
         return []
@@ -111,15 +148,4 @@ def _uneven_sampling(dt: np.ndarray, named: tuple[tuple[float, float], ...]) -> 
         f"samples {sampling_text(named)} (the collection period changed, the collector fell behind, or FTDC "
         "sampled faster while the server was busy): every checkpoint is counted from the server's counters; "
         "between coarse samples it is placed within its interval and its cost is averaged over it"
-    ]
-
-
-def _slow_replies(rtt: np.ndarray, episodes: Sequence[Episode]) -> list[str]:
-    slow = np.nan_to_num(rtt, nan=0.0) >= SLOW_REPLY_MS
-    if not slow.any():
-        return []
-    during = sum(int(slow[max(e.rows[0] - 1, 0) : e.rows[1] + 1].any()) for e in episodes if e.evidence != "disk-burst")
-    return [
-        f"{int(slow.sum())} serverStatus replies took {SLOW_REPLY_MS / 1000:g} s or more "
-        f"(slowest {np.nanmax(rtt) / 1000:.1f} s); {during} checkpoints had one"
     ]

@@ -17,6 +17,7 @@ from ckptdiag.recording import utc_iso
 
 OVERDUE_INTERVALS = 2.0  # a checkpoint this many intervals late (or long) is a finding
 SAMPLING_SLACK_S = 5.0  # where a start lies within its interval: never a finding by a sample's width
+LEVELS = 4  # the cache levels time is counted at (see :mod:`.eviction`)
 GAP_S = 60.0  # a sample this far from the one before: a gap, over which nothing is concluded
 MIN_WRITES_S = 1.0  # writes a second that give a checkpoint work (an idle server's few do not)
 
@@ -34,43 +35,36 @@ class Overdue:
     frozen_from: float | None = None
 
 
-def overdue(
-    cols: Columns, episodes: Sequence[Episode], interval_s: float | None, dirty_target_pct: float
-) -> tuple[Overdue, ...]:
-    """Every checkpoint that ran ``OVERDUE_INTERVALS`` intervals or more, and every stretch that
-    long after one ended in which none began while the server answered (no gap, its samples'
-    rates and checkpoint counters taken) and there was work for one: ``MIN_WRITES_S`` writes a
-    second, or dirty data at the dirty target (``dirty_target_pct``). An idle server's WiredTiger
-    may skip the checkpoints of a clean database, its counters standing still: never a finding;
-    nor the stretch before the first checkpoint seen (when the one before it ended is not known)."""
-    if interval_s is None or not np.isfinite(interval_s) or interval_s <= 0 or cols.t.size < 2:
-        return ()
-    late = OVERDUE_INTERVALS * interval_s
-    t = cols.t
-    out: list[Overdue] = []
-    edge: float | None = None  # where the last checkpoint seen ended
-    last = episodes[-1] if episodes else None
-    for e in (*episodes, None):
-        start = float(t[-1]) if e is None else e.start
-        if edge is not None and start - edge >= late + SAMPLING_SLACK_S:
-            lo, hi = _rows(t, edge, start)
-            if _answered(cols, lo, hi) and _to_write(cols, lo, hi, dirty_target_pct):
-                frozen = _frozen(cols, lo, hi, late)
-                out.append(Overdue(edge, start - edge, running=False, interval_s=interval_s, frozen_from=frozen))
-        if e is None:
-            break
-        # an end not seen is the window's end only for the last checkpoint, seen running to it
-        # (one cut off by a gap or a restart ran for as long as nobody knows)
-        end = e.end
-        if end is None and e is last and _answered(cols, *_rows(t, e.start, float(t[-1]))):
-            end = float(t[-1])
-        if end is None:
-            edge = float(t[-1])
-            continue
-        if end - e.start >= late:
-            out.append(Overdue(e.start, end - e.start, running=True, interval_s=interval_s))
-        edge = end if edge is None else max(edge, end)
-    return tuple(out)
+@dataclass(frozen=True)
+class _Stretch:
+    """What the rows of a stretch read so far show (a stretch may run through several blocks of a
+    long window): the checks of :func:`overdue` over all of them, merged part by part."""
+
+    rows: int
+    answered: bool  # every interval a sample, none a gap, rates and checkpoint counters taken
+    seconds: float
+    writes: float
+    dirty_max: float  # NaN: none
+    finite: bool  # the cache's fill and dirt read at every row
+    first_t: float
+    last_t: float
+    moved_t: float | None  # the last row where anything moved (None: none did)
+    tail: np.ndarray  # time at each cache level over the rows after it (or after the first row)
+
+    def then(self, later: _Stretch) -> _Stretch:
+        """This stretch followed by the rows of ``later``."""
+        return _Stretch(
+            self.rows + later.rows,
+            self.answered and later.answered,
+            self.seconds + later.seconds,
+            self.writes + later.writes,
+            float(np.fmax(self.dirty_max, later.dirty_max)),
+            self.finite and later.finite,
+            self.first_t,
+            later.last_t,
+            later.moved_t if later.moved_t is not None else self.moved_t,
+            later.tail if later.moved_t is not None else self.tail + later.tail,
+        )
 
 
 def _rows(t: np.ndarray, start: float, end: float) -> tuple[int, int]:
@@ -87,27 +81,96 @@ def _answered(cols: Columns, lo: int, hi: int) -> bool:
     return bool(np.all(np.isfinite(dt)) and np.all(dt < GAP_S) and counted)
 
 
-def _to_write(cols: Columns, lo: int, hi: int, dirty_target_pct: float) -> bool:
-    """Work for a checkpoint in rows ``lo`` to ``hi`` - 1: ``MIN_WRITES_S`` writes a second, or
-    dirty data at the dirty target."""
-    seconds = float(np.nansum(cols.dt[lo:hi]))
-    writes = float(np.nansum(cols.writes_s[lo:hi] * cols.dt[lo:hi]))
-    dirty = cols.dirty_pct[max(lo - 1, 0) : hi]
-    at_target = bool(np.isfinite(dirty).any() and np.nanmax(dirty) >= dirty_target_pct)
-    return writes >= MIN_WRITES_S * seconds or at_target
-
-
-def _frozen(cols: Columns, lo: int, hi: int, late: float) -> float | None:
-    """Where the engine's figures stopped moving in rows ``lo`` to ``hi`` - 1 (the cache's fill and
-    dirt to the byte, no operation), when they stood still ``late`` seconds or more to the end:
-    the server answered, its storage engine did not move. None when they moved."""
-    used, dirty, ops = cols.used_pct[lo:hi], cols.dirty_pct[lo:hi], cols.ops_s[lo:hi]
-    if hi - lo < 2 or not (np.isfinite(used).all() and np.isfinite(dirty).all()):
+def _part(cols: Columns, levels: np.ndarray, lo: int, hi: int, continued: bool) -> _Stretch | None:
+    """Rows ``lo`` to ``hi`` - 1 of a stretch (``continued``: rows of it came before ``lo``, so the
+    first of these is compared with the one before it)."""
+    if hi <= lo:
         return None
-    moved = np.flatnonzero((ops > 0)[1:] | (np.diff(used) != 0) | (np.diff(dirty) != 0))
-    still = lo + (int(moved[-1]) + 1 if moved.size else 0)  # the last row where anything moved
-    since = float(cols.t[still])
-    return since if float(cols.t[hi - 1]) - since >= late else None
+    dt = cols.dt[lo:hi]
+    counted = np.isfinite(cols.ops_s[lo:hi]).all() and np.isfinite(cols.ckpt_starts[lo:hi]).all()
+    used, dirty, ops = cols.used_pct, cols.dirty_pct, cols.ops_s
+    first = lo if continued else lo + 1  # the rows checked for movement (the stretch's first is not)
+    with np.errstate(invalid="ignore"):
+        changed = (used[first:hi] != used[first - 1 : hi - 1]) | (dirty[first:hi] != dirty[first - 1 : hi - 1])
+        moved = (ops[first:hi] > 0) | changed
+    at = np.flatnonzero(moved)
+    still = first + int(at[-1]) if at.size else None
+    around = dirty[max(lo - 1, 0) : hi]
+    return _Stretch(
+        rows=hi - lo,
+        answered=bool(np.all(np.isfinite(dt)) and np.all(dt < GAP_S) and counted),
+        seconds=float(np.nansum(dt)),
+        writes=float(np.nansum(cols.writes_s[lo:hi] * dt)),
+        dirty_max=float(np.nanmax(around)) if np.isfinite(around).any() else float("nan"),
+        finite=bool(np.isfinite(used[lo:hi]).all() and np.isfinite(dirty[lo:hi]).all()),
+        first_t=float(cols.t[lo]),
+        last_t=float(cols.t[hi - 1]),
+        moved_t=float(cols.t[still]) if still is not None else None,
+        tail=levels[(still if still is not None else lo - 1 if continued else lo) + 1 : hi].sum(axis=0),
+    )
+
+
+class OverdueTracker:
+    """Overdue checkpoints (see :func:`overdue`) over a window read a block at a time."""
+
+    def __init__(self, interval_s: float | None, dirty_target_pct: float) -> None:
+        self.interval_s = interval_s if interval_s is not None and np.isfinite(interval_s) and interval_s > 0 else None
+        self.dirty_target_pct = dirty_target_pct
+        self.found: list[Overdue] = []
+        self.stale_levels = np.zeros(LEVELS)  # time at each cache level of frozen rows, to take back
+        self._edge: float | None = None  # where the last checkpoint seen ended (inf: not known again)
+        self._open: _Stretch | None = None  # the rows since it, in the blocks before
+
+    def block(self, cols: Columns, levels: np.ndarray, own: slice, episodes: Sequence[Episode], final: bool) -> None:
+        """The episodes of one block (its ``own`` rows; ``levels``: each row's time at each cache
+        level), and, when ``final``, the window's end."""
+        if self.interval_s is None:
+            return
+        t, late = cols.t, OVERDUE_INTERVALS * self.interval_s
+        first = own.start or 0
+        last = episodes[-1] if episodes and final else None
+        for e in (*episodes, *([None] if final else [])):
+            start = float(t[-1]) if e is None else e.start
+            if self._edge is not None and start - self._edge >= late + SAMPLING_SLACK_S:
+                self._judge(self._rows(cols, levels, first, start), start, late)
+            self._open = None
+            if e is None:
+                break
+            end = e.end
+            if end is None and e is last and _answered(cols, *_rows(t, e.start, float(t[-1]))):
+                end = float(t[-1])
+            if end is None:  # cut off by a gap or a restart: where it ended nobody knows
+                self._edge = float("inf")
+                continue
+            if end - e.start >= late:
+                self.found.append(Overdue(e.start, end - e.start, running=True, interval_s=self.interval_s))
+            self._edge = end if self._edge is None else max(self._edge, end)
+        if not final and self._edge is not None and np.isfinite(self._edge):
+            self._open = self._rows(cols, levels, first, float(t[own.stop - 1]))
+
+    def _rows(self, cols: Columns, levels: np.ndarray, first: int, until: float) -> _Stretch | None:
+        """The stretch from the last edge to ``until``: the blocks' before, then this one's."""
+        assert self._edge is not None
+        lo, hi = _rows(cols.t, self._edge, until)
+        if self._open is None:
+            return _part(cols, levels, lo, hi, continued=False)
+        part = _part(cols, levels, max(lo, first), hi, continued=True)
+        return self._open if part is None else self._open.then(part)
+
+    def _judge(self, s: _Stretch | None, start: float, late: float) -> None:
+        """A stretch of ``late`` or more without a checkpoint: a finding where the server answered
+        and had work for one."""
+        if s is None or s.rows < 2 or not s.answered:
+            return
+        if not (s.writes >= MIN_WRITES_S * s.seconds or s.dirty_max >= self.dirty_target_pct):
+            return
+        assert self._edge is not None and self.interval_s is not None
+        since = s.moved_t if s.moved_t is not None else s.first_t
+        frozen = since if s.finite and s.last_t - since >= late else None
+        if frozen is not None:
+            self.stale_levels += s.tail
+        edge = self._edge
+        self.found.append(Overdue(edge, start - edge, running=False, interval_s=self.interval_s, frozen_from=frozen))
 
 
 def overdue_findings(found: Sequence[Overdue]) -> list[str]:
@@ -141,14 +204,3 @@ def overdue_findings(found: Sequence[Overdue]) -> list[str]:
             text += ": WiredTiger begins one an interval after the last ended, so something held its checkpoint thread"
         out.append(text)
     return out
-
-
-def stale(t: np.ndarray, found: Sequence[Overdue]) -> np.ndarray:
-    """The samples of the frozen stretches: their cache figures are the last values read, never
-    time spent at a level."""
-    mask = np.zeros(t.size, dtype=bool)
-    for o in found:
-        if o.frozen_from is not None:
-            lo, hi = _rows(t, o.frozen_from, o.start + o.seconds)
-            mask[lo:hi] = True
-    return mask

@@ -23,13 +23,14 @@ LATENCY_SAMPLES_AFTER = 2
 
 
 def other_stalls(
-    cols: Columns, in_episode: np.ndarray, whole: Baseline, settings: EvictionSettings
+    cols: Columns, in_episode: np.ndarray, whole: Baseline, settings: EvictionSettings, own: slice = slice(None)
 ) -> tuple[OtherStall, ...]:
     """Runs of samples away from every checkpoint (``in_episode`` False) that stall by the
     episodes' own yardstick, against the whole window's baseline: writes at most STALL_OPS_RATIO
     of it with latency up STALL_LATENCY_RATIO or nothing completing; the load there before and
     back within RECOVERY_WINDOW_S; and, where latency is measured, operations that waited (latency
-    up STALL_LATENCY_RATIO in the run or as it ends): a client that pauses is not a stall."""
+    up STALL_LATENCY_RATIO in the run or as it ends): a client that pauses is not a stall. Only
+    runs in the ``own`` rows (a block's) are read; the others are context for before and after."""
     t, ops = cols.t, cols.ops_s
     base_ops = whole.ops_s
     if base_ops is None or base_ops < MIN_BASELINE_OPS or t.size < 3:
@@ -40,7 +41,8 @@ def other_stalls(
         low = ops <= STALL_OPS_RATIO * base_ops
         slow = (ops == 0) | (lat >= STALL_LATENCY_RATIO * base_lat if base_lat else np.zeros(t.size, dtype=bool))
     measured = bool(np.isfinite(lat).any())
-    flagged = low & slow & ~in_episode
+    flagged = np.zeros(t.size, dtype=bool)
+    flagged[own] = (low & slow & ~in_episode)[own]
     flagged[0] = False  # the first sample has no interval
     edges = np.flatnonzero(np.diff(np.concatenate(([0], flagged.astype(np.int8), [0]))))
     out: list[OtherStall] = []

@@ -78,6 +78,45 @@ def p99_bound_ms(bounds_us: np.ndarray, counts: np.ndarray) -> np.ndarray:
 SPACING_SHARE = 0.01  # a spacing is named when it covers this share of the time, or of the samples, or more
 
 
+class SpacingTally:
+    """The samples' spacings, rounded as :func:`spacings` names them, counted a block at a time."""
+
+    def __init__(self) -> None:
+        self.time: dict[float, float] = {}
+        self.count: dict[float, int] = {}
+
+    def add(self, dt: np.ndarray) -> None:
+        """Count the spacings ``dt`` (NaN and 0: none)."""
+        spacing = dt[np.isfinite(dt) & (dt > 0)]
+        if not spacing.size:
+            return
+        values, inverse = np.unique(_rounded(spacing), return_inverse=True)
+        time = np.bincount(inverse.reshape(-1), weights=spacing)
+        count = np.bincount(inverse.reshape(-1))
+        for v, p, c in zip(values.tolist(), time.tolist(), count.tolist(), strict=True):
+            self.time[v] = self.time.get(v, 0.0) + p
+            self.count[v] = self.count.get(v, 0) + c
+
+    def named(self) -> tuple[tuple[float, float], ...]:
+        """Each spacing covering ``SPACING_SHARE`` of the time or of the samples or more, with its
+        share of the time, shortest first."""
+        total, n = sum(self.time.values()), sum(self.count.values())
+        if not n:
+            return ()
+        return tuple(
+            (round(v, 6), round(self.time[v] / total, 6))
+            for v in sorted(self.time)
+            if self.time[v] / total >= SPACING_SHARE or self.count[v] / n >= SPACING_SHARE
+        )
+
+
+def _rounded(spacing: np.ndarray) -> np.ndarray:
+    """Spacings to one significant digit."""
+    magnitude = 10.0 ** np.floor(np.log10(spacing))
+    rounded: np.ndarray = np.round(spacing / magnitude) * magnitude
+    return rounded
+
+
 def spacings(dt: np.ndarray) -> tuple[tuple[float, float], ...]:
     """Each spacing of the samples (to one significant digit: 0.1, 1, 10, 0.5 s) that covers
     ``SPACING_SHARE`` of the time or of the samples or more (a burst's 0.1 s samples may be a tenth
@@ -86,19 +125,9 @@ def spacings(dt: np.ndarray) -> tuple[tuple[float, float], ...]:
     >>> spacings(np.array([0.1] * 100 + [1.0] * 90 + [10.0] * 10))
     ((0.1, 0.05), (1.0, 0.45), (10.0, 0.5))
     """
-    spacing = dt[np.isfinite(dt) & (dt > 0)]
-    if not spacing.size:
-        return ()
-    magnitude = 10.0 ** np.floor(np.log10(spacing))
-    rounded = np.round(spacing / magnitude) * magnitude
-    values, inverse = np.unique(rounded, return_inverse=True)
-    share = np.bincount(inverse.reshape(-1), weights=spacing) / spacing.sum()
-    count = np.bincount(inverse.reshape(-1)) / spacing.size
-    return tuple(
-        (round(float(v), 6), round(float(p), 6))
-        for v, p, c in zip(values, share, count, strict=True)
-        if p >= SPACING_SHARE or c >= SPACING_SHARE
-    )
+    tally = SpacingTally()
+    tally.add(dt)
+    return tally.named()
 
 
 def sampling_text(named: tuple[tuple[float, float], ...]) -> str:

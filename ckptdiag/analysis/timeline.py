@@ -11,58 +11,130 @@ from ckptdiag.analysis.results import Episode
 from ckptdiag.analysis.thresholds import MIN_BASELINE_OPS
 
 TIMELINE_POINTS = 600
+FINE = 8  # fine buckets a final one, at most, as the window streams
+_FIGURES = ("ops_s", "ops_s_max", "ops_done", "ops_time", "dirty_pct", "disk_mb_s", "write_lat_ms", "wc_wait_ms")
+_LOWEST = {"ops_s"}
+_SUMMED = {"ops_done", "ops_time"}
+
+
+class TimelineTally:
+    """The window in fine buckets of 2**k seconds as it streams (k grows as the window does, so
+    that at most ``FINE`` x ``points`` exist), each with its lowest, highest and summed figures and
+    its earliest sample's time; :meth:`timeline` puts them in ``points`` equal buckets. Where a
+    fine bucket holds one sample (windows of up to ``FINE`` x ``points`` samples) the result is
+    exactly the equal buckets of the samples themselves."""
+
+    def __init__(self, points: int = TIMELINE_POINTS) -> None:
+        self.points = points
+        self.k = -10  # 2**-10 s to begin with
+        self.base: int | None = None
+        self.first: np.ndarray = np.empty(0)
+        self.values: dict[str, np.ndarray] = {}
+        self.samples = 0
+
+    def add(self, d: pd.DataFrame, disk: str | None, own: slice) -> None:
+        """The ``own`` rows of a derived frame."""
+        part = d.iloc[own]
+        t = part["t"].to_numpy(dtype="float64")
+        if not t.size:
+            return
+        self.samples += t.size
+        ops = part["ops_s"].to_numpy(dtype="float64")
+        dt = part["dt"].to_numpy(dtype="float64") if "dt" in part else np.full(t.size, np.nan)
+        weight = np.where(np.isfinite(ops) & np.isfinite(dt) & (dt > 0), dt, 0.0)
+        nan = np.full(t.size, np.nan)
+        disk_column = f"disk.{disk}.wmb_s"
+        figures = {
+            "ops_s": ops,
+            "ops_s_max": ops,
+            "ops_done": np.where(weight > 0, ops, 0.0) * weight,
+            "ops_time": weight,
+            "dirty_pct": part["dirty_pct"].to_numpy(dtype="float64"),
+            "disk_mb_s": part[disk_column].to_numpy(dtype="float64") if disk and disk_column in part else nan,
+            "write_lat_ms": part["write_lat_ms"].to_numpy(dtype="float64"),
+            "wc_wait_ms": part["wc_wait_ms"].to_numpy(dtype="float64") if "wc_wait_ms" in part else nan,
+        }
+        if self.base is None:
+            self.base = int(np.floor(t[0] / 2.0**self.k))
+            self._resize(1)
+        while int(np.floor(t[-1] / 2.0**self.k)) - self.base >= FINE * self.points:
+            self._coarsen()
+        keys = np.floor(t / 2.0**self.k).astype(np.int64) - self.base
+        if int(keys[-1]) >= self.first.size:
+            self._resize(int(keys[-1]) + 1)
+        np.fmin.at(self.first, keys, t)
+        for name, values in figures.items():
+            _reduce(name).at(self.values[name], keys, values)
+
+    def _resize(self, n: int) -> None:
+        grown = n - self.first.size
+        self.first = np.concatenate((self.first, np.full(grown, np.nan)))
+        for name in _FIGURES:
+            fill = 0.0 if name in _SUMMED else np.nan
+            self.values[name] = np.concatenate((self.values.get(name, np.empty(0)), np.full(grown, fill)))
+
+    def _coarsen(self) -> None:
+        """Buckets twice as wide: each pair merged (their edges are the wider ones' edges)."""
+        assert self.base is not None
+        keys = (self.base + np.arange(self.first.size)) // 2
+        base = int(keys[0])
+        keys = keys - base
+        n = int(keys[-1]) + 1
+        first = np.full(n, np.nan)
+        np.fmin.at(first, keys, self.first)
+        for name in _FIGURES:
+            merged = np.full(n, 0.0 if name in _SUMMED else np.nan)
+            _reduce(name).at(merged, keys, self.values[name])
+            self.values[name] = merged
+        self.first, self.base, self.k = first, base, self.k + 1
+
+    def timeline(self, start: float, end: float, episodes: Sequence[Episode]) -> pd.DataFrame:
+        """The window from ``start`` to ``end`` in at most ``points`` equal time buckets: lowest,
+        time-weighted mean and highest ops/s (dips must show), highest dirty %, disk MB/s, write
+        latency and write-concern wait, and whether a checkpoint or a stall touched the bucket."""
+        span = max(end - start, 1e-9)
+        n = int(min(self.points, max(self.samples, 1)))
+        held = np.isfinite(self.first)
+        bucket = np.minimum(((self.first[held] - start) / span * n).astype(np.int64), n - 1)
+        out = pd.DataFrame(index=range(n))
+        for name in _FIGURES:
+            merged = np.full(n, 0.0 if name in _SUMMED else np.nan)
+            _reduce(name).at(merged, bucket, self.values[name][held])
+            out[name] = merged
+        seen = np.zeros(n, dtype=bool)
+        seen[bucket] = True
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(out["ops_time"] > 0, out["ops_done"] / out["ops_time"], np.nan)
+        out = out.drop(columns=["ops_done", "ops_time"])
+        out["ops_s_mean"] = mean
+        out.loc[~seen, :] = np.nan
+        out["t"] = start + np.arange(n) * span / n
+        ckpt = np.zeros(n, dtype=bool)
+        stall = np.zeros(n, dtype=bool)
+        for e in episodes:
+            stop = e.end if e.end is not None else end
+            lo = int(min((e.start - start) / span * n, n - 1))
+            hi = int(min((stop - start) / span * n, n - 1))
+            ckpt[max(lo, 0) : hi + 1] = True
+            if e.stall:
+                stall[max(lo, 0) : hi + 1] = True
+        out["checkpoint"] = ckpt
+        out["stall"] = stall
+        result: pd.DataFrame = out
+        return result
+
+
+def _reduce(name: str) -> np.ufunc:
+    """How a figure's samples make a bucket's: the lowest, the sum, or the highest (NaN passed over)."""
+    return np.fmin if name in _LOWEST else np.add if name in _SUMMED else np.fmax
 
 
 def timeline(d: pd.DataFrame, episodes: Sequence[Episode], disk: str | None, points: int) -> pd.DataFrame:
-    """The window in at most ``points`` equal time buckets: lowest, time-weighted mean and highest
-    ops/s (dips must show), highest dirty %, disk MB/s, write latency and write-concern wait, and
-    whether a checkpoint or a stall touched the bucket."""
-    t = d["t"].to_numpy()
-    span = max(float(t[-1] - t[0]), 1e-9)
-    n = int(min(points, max(t.size, 1)))
-    bucket = np.minimum(((t - t[0]) / span * n).astype(np.int64), n - 1)
-    ops = d["ops_s"].to_numpy(dtype="float64")
-    dt = d["dt"].to_numpy(dtype="float64") if "dt" in d else np.full(t.size, np.nan)
-    weight = np.where(np.isfinite(ops) & np.isfinite(dt) & (dt > 0), dt, 0.0)
-    frame = pd.DataFrame(
-        {
-            "bucket": bucket,
-            "ops_s": ops,
-            "ops_done": np.where(weight > 0, ops, 0.0) * weight,
-            "ops_time": weight,
-            "dirty_pct": d["dirty_pct"].to_numpy(),
-            "disk_mb_s": d[f"disk.{disk}.wmb_s"].to_numpy() if disk else np.nan,
-            "write_lat_ms": d["write_lat_ms"].to_numpy(),
-            "wc_wait_ms": d["wc_wait_ms"].to_numpy() if "wc_wait_ms" in d else np.nan,
-        }
-    )
-    out = frame.groupby("bucket").agg(
-        ops_s=("ops_s", "min"),
-        ops_s_max=("ops_s", "max"),
-        ops_done=("ops_done", "sum"),
-        ops_time=("ops_time", "sum"),
-        dirty_pct=("dirty_pct", "max"),
-        disk_mb_s=("disk_mb_s", "max"),
-        write_lat_ms=("write_lat_ms", "max"),
-        wc_wait_ms=("wc_wait_ms", "max"),
-    )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["ops_s_mean"] = np.where(out["ops_time"] > 0, out["ops_done"] / out["ops_time"], np.nan)
-    out = out.drop(columns=["ops_done", "ops_time"]).reindex(range(n))
-    out["t"] = t[0] + np.arange(n) * span / n
-    ckpt = np.zeros(n, dtype=bool)
-    stall = np.zeros(n, dtype=bool)
-    for e in episodes:
-        end = e.end if e.end is not None else float(t[-1])
-        lo = int(min((e.start - t[0]) / span * n, n - 1))
-        hi = int(min((end - t[0]) / span * n, n - 1))
-        ckpt[max(lo, 0) : hi + 1] = True
-        if e.stall:
-            stall[max(lo, 0) : hi + 1] = True
-    out["checkpoint"] = ckpt
-    out["stall"] = stall
-    result: pd.DataFrame = out.reset_index(drop=True)
-    return result
+    """:class:`TimelineTally` of one frame."""
+    tally = TimelineTally(points)
+    tally.add(d, disk, slice(None))
+    t = d["t"].to_numpy(dtype="float64")
+    return tally.timeline(float(t[0]), float(t[-1]), episodes)
 
 
 def ops_line(tl: pd.DataFrame) -> tuple[str, str]:

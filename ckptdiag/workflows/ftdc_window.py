@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,26 +52,36 @@ class FileWindow:
 
 @dataclass(frozen=True)
 class DerivedWindow:
-    """The whole window's derived figures, with what reading the files found."""
+    """The whole window's derived figures (None: each part was given to a sink as it came), with
+    what reading the files found."""
 
-    derived: pd.DataFrame
+    derived: pd.DataFrame | None
     gaps: int
     restarts: int
     data: FtdcData
 
 
+Sink = Callable[[pd.DataFrame, FtdcData], None]
+
+
 def derive_ftdc(
-    paths: list[Path], since_ms: int | None, until_ms: int | None, jobs: int | None = None
+    paths: list[Path],
+    since_ms: int | None,
+    until_ms: int | None,
+    jobs: int | None = None,
+    sink: Sink | None = None,
 ) -> DerivedWindow:
     """FTDC files or directories derived into one window, a file at a time, in worker processes
     where there are cores, memory and enough FTDC for them (``jobs`` overrides the choice; 1:
-    none). Raises what reading the files in one process raises."""
+    none). With a ``sink``, each derived part goes to it in time order, with what the files read
+    so far said (their metadata), and is not kept: the window is never held whole. Raises what
+    reading the files in one process raises."""
     files = ftdc_files(paths)
     if jobs is None:
         size = sum(file.stat().st_size for file, _ in files)
         jobs = workers_for(len(files)) if size >= PARALLEL_BYTES and may_fork() else 1
     windows = _in_workers(files, since_ms, until_ms, jobs) if jobs > 1 and len(files) > 1 else None
-    return _joined(files, since_ms, until_ms, windows)
+    return _joined(files, since_ms, until_ms, windows, sink)
 
 
 def _joined(
@@ -78,6 +89,7 @@ def _joined(
     since_ms: int | None,
     until_ms: int | None,
     windows: Iterator[FileWindow] | None,
+    sink: Sink | None,
 ) -> DerivedWindow:
     """The files' windows in file order, each checked against the row really before it."""
     chain = PieceChain(mark_continuity)
@@ -97,11 +109,17 @@ def _joined(
         produced |= window.produced
         # derived after the very row before it (else it lies wholly before it: nothing to add)
         if joined and window.latest is not None:
-            chain.parts += window.parts
+            if sink is None:
+                chain.parts += window.parts
+            else:
+                for part in window.parts:
+                    sink(part, data)
             chain.gaps += window.gaps
             chain.restarts += window.restarts
             chain.last = window.last
     check_read(data, produced)
+    if sink is not None:
+        return DerivedWindow(None, chain.gaps, chain.restarts, data)
     derived, gaps, restarts = chain.result()
     return DerivedWindow(derived, gaps, restarts, data)
 
@@ -153,6 +171,11 @@ def _worker_file(task: tuple[Path, bool, Path | None, int | None, int | None]) -
     return derive_file(file, in_dir, since_ms, until_ms, seam, _CACHE)
 
 
+def _worker_files(tasks: list[tuple[Path, bool, Path | None, int | None, int | None]]) -> list[FileWindow]:
+    """In a worker: a few files in turn."""
+    return [_worker_file(task) for task in tasks]
+
+
 def _latest_before(files: list[Path]) -> list[Path | None]:
     """For each file, the file before it that ends latest (by its last chunk's start): the one
     whose last row is most likely the row before it, whatever order the files are in (copies, a
@@ -180,7 +203,7 @@ def _in_workers(
     files: list[tuple[Path, bool]], since_ms: int | None, until_ms: int | None, jobs: int
 ) -> Iterator[FileWindow]:
     """Every file's window from ``jobs`` forked workers, in file order."""
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     before = _latest_before([file for file, _ in files])
     tasks = [(file, in_dir, before[k], since_ms, until_ms) for k, (file, in_dir) in enumerate(files)]
@@ -188,7 +211,16 @@ def _in_workers(
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)
     try:
-        # a chunk of files a task: a file takes ~50 ms, and a round trip per file would show
-        yield from pool.map(_worker_file, tasks, chunksize=max(1, len(tasks) // (8 * jobs)))
+        # a few files a task (a round trip per file would show), and only a few tasks ahead of
+        # the files read: results the parent has not taken yet are held in its memory
+        size = max(1, min(4, len(tasks) // (8 * jobs)))
+        chunks = [tasks[at : at + size] for at in range(0, len(tasks), size)]
+        ahead: deque[Future[list[FileWindow]]] = deque()
+        for chunk in chunks:
+            ahead.append(pool.submit(_worker_files, chunk))
+            if len(ahead) > 2 * jobs:
+                yield from ahead.popleft().result()
+        while ahead:
+            yield from ahead.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -11,6 +11,7 @@ from ckptdiag.status import ExitStatus
 from ckptdiag.workflows import Warn
 
 if TYPE_CHECKING:
+    from ckptdiag.analysis.results import Diagnosis
     from ckptdiag.facts import ServerFacts
     from ckptdiag.outputs import Target
     from ckptdiag.report.cluster import ClusterReport
@@ -143,29 +144,51 @@ def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path], list
     return recordings, ftdc, logs
 
 
-def _ftdc_window(
-    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None
-) -> tuple[Any, ServerFacts, int, int, ReportSource]:
-    """FTDC files read a file at a time (on every core: :mod:`.ftdc_window`) into one derived
-    window -> (derived frame, facts, gaps, restarts, source)."""
+def _ftdc_facts(data: Any) -> ServerFacts:
+    """What the FTDC files' first metadata document says of the server."""
     from ckptdiag.facts import ServerFacts
-    from ckptdiag.report.document import ReportSource
-    from ckptdiag.workflows.ftdc_window import derive_ftdc
 
-    window = derive_ftdc(list(paths), since_ms, until_ms)
-    data = window.data
     meta: Any = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
     meta = meta if isinstance(meta, dict) else {}
     build = meta.get("buildInfo")
-    facts = ServerFacts.from_documents(
+    return ServerFacts.from_documents(
         version=build.get("version") if isinstance(build, dict) else None,
         host=None,
         cmdline=meta.get("getCmdLineOpts"),
         host_info=meta.get("hostInfo"),
     )
+
+
+def _ftdc_diagnosis(
+    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None, events: Any
+) -> tuple[Diagnosis, ReportSource]:
+    """FTDC files read a file at a time (on every core: :mod:`.ftdc_window`), each part diagnosed
+    as it comes (:mod:`ckptdiag.analysis.window`): the window is never held whole."""
+    from ckptdiag.analysis.diagnosis import diagnosis
+    from ckptdiag.analysis.window import WindowDiagnoser
+    from ckptdiag.facts import ServerFacts
+    from ckptdiag.report.document import ReportSource
+    from ckptdiag.workflows import logs as mongod_logs
+    from ckptdiag.workflows.ftdc_window import derive_ftdc
+
+    def facts_of(data: Any) -> ServerFacts:
+        facts = _ftdc_facts(data)
+        return mongod_logs.with_open_config(facts, events) if events is not None else facts
+
+    window = WindowDiagnoser(ServerFacts())
+    known = [-1]  # metadata documents the facts were made from
+
+    def sink(part: Any, data: Any) -> None:
+        if len(data.metadata) != known[0]:  # the facts from what the files read so far say
+            window.facts, known[0] = facts_of(data), len(data.metadata)
+        window.add(part)
+
+    read = derive_ftdc(list(paths), since_ms, until_ms, sink=sink)
+    data = read.data
+    window.facts = facts_of(data)
     damage = tuple(f"{r.path}: {line}" for r in data.reports for line in (*r.damage, *([r.error] if r.error else [])))
     source = ReportSource("ftdc", ", ".join(map(str, paths)), damage, files=len(data.reports))
-    return window.derived, facts, window.gaps, window.restarts, source
+    return diagnosis(window, gaps=read.gaps, restarts=read.restarts, notes=source.damaged), source
 
 
 def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
@@ -186,16 +209,16 @@ def _diagnose(
 
     if recordings and ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
+    events, read = mongod_logs.read_logs(logs, since_ms, until_ms) if logs else (None, None)
     if recordings:
         derived, facts, gaps, restarts, source = _recordings_window(recordings, since_ms, until_ms)
-    else:
-        derived, facts, gaps, restarts, source = _ftdc_window(tuple(ftdc), since_ms, until_ms)
-    if not logs:
+        if events is not None:
+            facts = mongod_logs.with_open_config(facts, events)
         dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
+    else:
+        dx, source = _ftdc_diagnosis(tuple(ftdc), since_ms, until_ms, events)
+    if events is None or read is None:
         return Report(dx, source, recommend(dx))
-    events, read = mongod_logs.read_logs(logs, since_ms, until_ms)
-    facts = mongod_logs.with_open_config(facts, events)
-    dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
     dx, section = mongod_logs.with_log(dx, events, read)
     return Report(dx, source, recommend(dx), log=section)
 

@@ -1,0 +1,97 @@
+"""One figure's values over a window read in pieces: its median and percentiles, in memory that
+does not grow with the window.
+
+Up to ``EXACT_VALUES`` finite values are kept as they are and every quantile is exact (the same
+as numpy's over the whole window: a day at 1 Hz has 86,400 samples). Past that the values are
+counted in bins ``2**-BIN_BITS`` of their magnitude wide (a relative error under 0.05 %, far
+below the three figures any report shows), so that seven weeks of samples cost a few MB, not
+hundreds. The result never depends on how the window was cut into pieces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EXACT_VALUES = 1 << 19  # ~6 days at 1 Hz, 2 MB a figure
+BIN_BITS = 12  # mantissa bits a bin keeps: 2**-12 of the value (float32 has 23)
+
+
+class Distribution:
+    """The finite values of one figure, fed a piece at a time (see the module doc)."""
+
+    def __init__(self, dtype: type[np.floating] = np.float32) -> None:
+        self.dtype = dtype  # float32: the derived figures' own precision (times and spacings: float64)
+        self._parts: list[np.ndarray] = []  # the values, while exact
+        self.count = 0
+        self._bins: dict[int, int] | None = None  # bin key -> count, once past EXACT_VALUES
+
+    def add(self, values: np.ndarray) -> None:
+        """Count the finite ``values`` (NaN and infinities are not values)."""
+        finite = np.asarray(values, dtype=self.dtype)
+        finite = finite[np.isfinite(finite)]
+        if not finite.size:
+            return
+        self.count += int(finite.size)
+        if self._bins is None:
+            self._parts.append(finite)
+            if self.count > EXACT_VALUES:
+                self._bins = {}
+                parts, self._parts = self._parts, []
+                for part in parts:
+                    self._bin(part)
+            return
+        self._bin(finite)
+
+    def _bin(self, values: np.ndarray) -> None:
+        assert self._bins is not None
+        keys, counts = np.unique(_keys(values), return_counts=True)
+        for key, n in zip(keys.tolist(), counts.tolist(), strict=True):
+            self._bins[key] = self._bins.get(key, 0) + n
+
+    def quantile(self, q: float) -> float | None:
+        """The ``q``th percentile (0-100, numpy's linear rule), or None without a value."""
+        if not self.count:
+            return None
+        if self._bins is None:
+            values = self._parts[0] if len(self._parts) == 1 else np.concatenate(self._parts)
+            if q == 50.0:  # the median as nanmedian takes it: the mean of the middle two in float64
+                return _median(values.astype(np.float64))
+            return float(np.percentile(values.astype(np.float64), q))
+        keys = np.array(sorted(self._bins), dtype=np.int64)
+        counts = np.array([self._bins[k] for k in keys.tolist()], dtype=np.int64)
+        ends = np.cumsum(counts)
+        rank = q / 100 * (self.count - 1)
+        lo = _value(keys[int(np.searchsorted(ends, np.floor(rank), side="right"))])
+        hi = _value(keys[int(np.searchsorted(ends, np.ceil(rank), side="right"))])
+        return float(lo + (hi - lo) * (rank - np.floor(rank)))
+
+    def median(self) -> float | None:
+        """The 50th percentile."""
+        return self.quantile(50.0)
+
+
+def _median(values: np.ndarray) -> float:
+    n = values.size
+    half = n // 2
+    if n % 2:
+        return float(np.partition(values, half)[half])
+    part = np.partition(values, (half - 1, half))
+    return float((part[half - 1] + part[half]) / 2)
+
+
+_SHIFT = 23 - BIN_BITS
+
+
+def _keys(values: np.ndarray) -> np.ndarray:
+    """Bins that sort as the values do: float32 bits (negatives flipped), low mantissa bits dropped."""
+    bits = values.astype(np.float32).view(np.int32).astype(np.int64)
+    ordered = np.where(bits < 0, -(bits & 0x7FFFFFFF) - 1, bits)
+    keys: np.ndarray = ordered >> _SHIFT
+    return keys
+
+
+def _value(key: np.int64) -> float:
+    """The middle of a bin."""
+    ordered = (int(key) << _SHIFT) + (1 << (_SHIFT - 1))
+    bits = ordered if ordered >= 0 else -(ordered + 1) | -0x80000000
+    return float(np.array([bits], dtype=np.int64).astype(np.int32).view(np.float32)[0])

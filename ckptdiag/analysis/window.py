@@ -1,0 +1,303 @@
+"""The diagnosis of a window read a piece at a time, in memory that does not grow with the window.
+
+The derived samples come in time order (a file's pieces, one file after another) and are held
+only until the block they belong to is judged: a block is a day of samples (or ``BLOCK_ROWS``),
+cut at a *quiet* sample, one at which the server's running flag says no checkpoint runs, so that
+no checkpoint spans two blocks and the checkpoint counters read the same from there as from the
+window's start. Each block is judged with the context around it (``LOOKBACK_S`` before, for the
+baselines of its first checkpoints; ``LOOKAHEAD_S`` after, for the recovery of its last), and only
+what the report shows is kept: the episodes, the other stalls, running tallies (eviction,
+evidence, spacings, the timeline's buckets) and the distributions of the baseline's figures.
+
+A window of one block (a day or less) is judged exactly as a whole frame always was. In a longer
+one, each block is one day of it: a checkpoint without enough baseline samples around it, and a
+stall away from the checkpoints, are measured against *its day's* usual second (the server's load
+at 3 a.m. is not its load at noon); the settings in force are read as each day saw them; the data
+disk is the one that wrote the most in the first day (or the recorder's mapping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ckptdiag import engine_config
+from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_baseline
+from ckptdiag.analysis.columns import Columns
+from ckptdiag.analysis.distribution import Distribution
+from ckptdiag.analysis.episodes import find_episodes
+from ckptdiag.analysis.eviction import EvictionTally, levels
+from ckptdiag.analysis.evidence import EvidenceTally
+from ckptdiag.analysis.impact import assess_all
+from ckptdiag.analysis.overdue import OverdueTracker
+from ckptdiag.analysis.results import Episode, OtherStall
+from ckptdiag.analysis.stalls import other_stalls
+from ckptdiag.analysis.stats import SpacingTally
+from ckptdiag.analysis.thresholds import (
+    BASELINE_CLEAR_AFTER_S,
+    BASELINE_CLEAR_BEFORE_S,
+    BASELINE_WINDOW_S,
+    IMPACT_GRACE_S,
+    LOAD_BEFORE_S,
+    RECOVERY_WINDOW_S,
+)
+from ckptdiag.analysis.timeline import TimelineTally
+from ckptdiag.facts import ServerFacts
+
+BLOCK_S = 86_400.0  # a block of a long window: a day of samples
+BLOCK_ROWS = 1 << 18  # or this many (samples 0.1 s apart)
+# the samples a block's checkpoints are judged with, beyond its own: the baseline window before
+# the first (clear of the checkpoint before it), and after the last its recovery and the baseline
+# window around it (clear of the one after it); a margin for the samples' own spacing
+LOOKBACK_S = BASELINE_WINDOW_S + BASELINE_CLEAR_AFTER_S + LOAD_BEFORE_S + 30.0
+LOOKAHEAD_S = BASELINE_WINDOW_S + BASELINE_CLEAR_BEFORE_S + IMPACT_GRACE_S + RECOVERY_WINDOW_S + 30.0
+
+
+class WindowDiagnoser:
+    """A window's figures fed in time order (:meth:`add`), judged a block at a time; ``facts``
+    (what the server said of itself) may be set until the first block is judged."""
+
+    def __init__(self, facts: ServerFacts) -> None:
+        self.facts = facts
+        self._parts: list[pd.DataFrame] = []  # rows not yet judged, with the context before them
+        self._rows = 0  # rows held
+        self._offset = 0  # the window's row number of the first row held
+        self._first = 0  # the row held that begins the block being filled
+        self._block_t0: float | None = None
+        self._judged = False  # a block was judged (the next begins after a quiet row)
+        self.cache_bytes: float | None = None  # the largest cache size the server reported
+        self.disk: str | None = None
+        self.disk_written: dict[str, float] = {}  # MB each disk wrote in the window
+        self._disk_chosen = False
+        self.episodes: list[Episode] = []
+        self.others: list[OtherStall] = []
+        self.t0: float | None = None
+        self.t1: float | None = None
+        self.samples = 0
+        self.seams: list[np.ndarray] = []
+        self.baseline = BaselineTally()
+        self.eviction = EvictionTally()
+        self.evidence = EvidenceTally()
+        self.spacings = SpacingTally()
+        self.timeline = TimelineTally()
+        self.dt = Distribution(np.float64)
+        self.host_cpu = Distribution()
+        self.journal_syncs = Distribution()
+        self.journal_seen = False
+        self.weighted = np.zeros((2, 2))  # (ops, writes) x (rate x dt, dt), where each is known
+        self.secondary = np.zeros(2)  # samples as a secondary, samples with a role
+        self.peak = _Peak()
+        self.overdue: OverdueTracker | None = None
+
+    def add(self, part: pd.DataFrame) -> None:
+        """The next derived rows of the window (time after every row before)."""
+        if part.empty:
+            return
+        self._parts.append(part)
+        self._rows += len(part)
+        if self._block_t0 is None:
+            self._block_t0 = float(part["t"].iloc[0])
+        last = float(part["t"].iloc[-1])
+        if last >= self._block_t0 + BLOCK_S + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS:
+            self._cut()
+
+    def _held(self) -> pd.DataFrame:
+        """The rows held, as one frame."""
+        if len(self._parts) > 1:
+            self._parts = [pd.concat(self._parts, ignore_index=True)]
+        held: pd.DataFrame = self._parts[0].reset_index(drop=True)
+        return held
+
+    def _cut(self) -> None:
+        """Judge every block the rows held complete (each ends at a quiet row with its lookahead)."""
+        while True:
+            d = self._held()
+            t = d["t"].to_numpy(dtype="float64")
+            assert self._block_t0 is not None
+            at = max(int(np.searchsorted(t, self._block_t0 + BLOCK_S)), self._first + 1)
+            at = min(at, self._first + BLOCK_ROWS)
+            cut = _quiet_row(d, at, t[-1] - LOOKAHEAD_S)
+            if cut is None:
+                return
+            self._judge(d, self._first, cut, final=False)
+            keep = min(int(np.searchsorted(t, t[cut] - LOOKBACK_S)), cut)
+            self._parts = [d.iloc[keep:].reset_index(drop=True)]
+            self._rows = len(d) - keep
+            self._offset += keep
+            self._first = cut + 1 - keep
+            self._block_t0 = float(t[cut + 1]) if cut + 1 < t.size else float(t[cut])
+            if self._first >= self._rows:
+                return
+
+    def _judge(self, d: pd.DataFrame, first: int, last: int, final: bool) -> None:
+        """The block of rows ``first`` to ``last`` of ``d`` (the rows held; the others are context)."""
+        stop = int(np.searchsorted(d["t"].to_numpy(dtype="float64"), float(d["t"].iloc[last]) + LOOKAHEAD_S, "right"))
+        frame = d.iloc[: max(stop, last + 1)]
+        own = slice(first, last + 1)
+        cache = frame["cache_max_bytes"].to_numpy(dtype="float64")[own]
+        if np.isfinite(cache).any():
+            peak = float(np.nanmax(cache))
+            self.cache_bytes = peak if self.cache_bytes is None else max(self.cache_bytes, peak)
+        settings = engine_config.resolve(self.facts, self.cache_bytes)
+        if not self._disk_chosen:
+            self.disk, self._disk_chosen = pick_disk(frame.iloc[own], self.facts.devices), True
+        cols = Columns.of(frame, self.disk)
+        found = self._episodes(frame, first, last, final)
+        mine = [e for e in found if first <= e.rows[0] <= last or (final and e.rows[0] >= first)]
+        held_before = [_shifted(e, -self._offset) for e in self.episodes[-8:]]
+        around = [e for e in held_before if e.end is None or e.end + BASELINE_CLEAR_AFTER_S >= float(cols.t[0])]
+        nearby = [*around, *found]
+        base_rows, whole, _ = whole_baseline(cols, nearby, own, self.baseline.loaded)
+        clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
+        self.baseline.block(cols, clear, own)
+        judged = assess_all(mine, cols, base_rows, whole)
+        at_levels = levels(cols, settings.eviction)
+        if self.overdue is None:
+            self.overdue = OverdueTracker(settings.interval.number, settings.eviction.dirty_target.number)
+        self.overdue.block(cols, at_levels, own, judged, final)
+        states = frame["eviction_state"].to_numpy(dtype="float64")
+        self.eviction.block(cols, at_levels, states, settings.version, own)
+        in_episode = near_episodes(cols.t, [*around, *judged, *found], 0.0, IMPACT_GRACE_S)
+        self.others += other_stalls(cols, in_episode, whole, settings.eviction, own)
+        self.evidence.block(frame, own, judged)
+        self._tally(frame, cols, own)
+        self.episodes += [_shifted(e, self._offset) for e in judged]
+        self._judged = True
+
+    def _episodes(self, frame: pd.DataFrame, first: int, last: int, final: bool) -> list[Episode]:
+        """The checkpoints from the block's first row on (rows in ``frame``), found from the quiet
+        row before it (none pending there: the counters read as from the window's start)."""
+        if not self._judged:
+            return find_episodes(frame)
+        sub = frame.iloc[first - 1 :].copy()
+        for name in ("ckpt_starts", "ckpt_total_ms"):  # the quiet row's own interval is the block before's
+            sub.iloc[0, sub.columns.get_loc(name)] = 0.0
+        return [_shifted(e, first - 1) for e in find_episodes(sub)]
+
+    def _tally(self, frame: pd.DataFrame, cols: Columns, own: slice) -> None:
+        """The window-wide figures of a block's own rows."""
+        t = cols.t[own]
+        self.t0 = float(t[0]) if self.t0 is None else self.t0
+        self.t1 = float(t[-1])
+        self.samples += t.size
+        if "seam" in frame:
+            self.seams.append(t[frame["seam"].to_numpy(dtype=bool)[own]])
+        dt = cols.dt[own]
+        self.spacings.add(dt)
+        self.dt.add(dt)
+        self.host_cpu.add(cols.host_cpu_pct[own])
+        if "journal_syncs_s" in frame:
+            self.journal_seen = True
+            self.journal_syncs.add(frame["journal_syncs_s"].to_numpy(dtype="float64")[own])
+        for j, rate in enumerate((cols.ops_s[own], cols.writes_s[own])):
+            ok = np.isfinite(rate) & np.isfinite(dt) & (dt > 0)
+            self.weighted[j] += (float(np.sum(rate[ok] * dt[ok])), float(np.sum(dt[ok])))
+        if "secondary" in frame:
+            role = frame["secondary"].to_numpy(dtype="float64")[own]
+            known = role[np.isfinite(role)]
+            self.secondary += (float(known.sum()), float(known.size))
+        self.timeline.add(frame, self.disk, own)
+        for name in frame.columns:
+            if name.startswith("disk.") and name.endswith(".wmb_s"):
+                dev = name[len("disk.") : -len(".wmb_s")]
+                written = float(np.nansum(frame[name].to_numpy(dtype="float64")[own] * dt))
+                self.disk_written[dev] = self.disk_written.get(dev, 0.0) + written
+        self.peak.block(cols.disk_wmb_s, cols.dt, own)
+
+    def finish(self) -> None:
+        """Judge the last block (the rest of the rows held)."""
+        if not self._parts:
+            raise ValueError("no samples in the window")
+        d = self._held()
+        self._judge(d, self._first, len(d) - 1, final=True)
+        self._parts = []
+
+
+def disk_note(w: WindowDiagnoser) -> list[str]:
+    """A note when the data disk, taken in the window's first day as the one that wrote the most,
+    is not the one that wrote the most over the whole window."""
+    if w.disk is None or w.disk in w.facts.devices or not w.disk_written:
+        return []
+    most = max(w.disk_written, key=lambda dev: w.disk_written[dev])
+    if most == w.disk or w.disk_written[most] <= w.disk_written.get(w.disk, 0.0):
+        return []
+    return [
+        f"the data disk was taken to be {w.disk}, the one that wrote the most in the window's first day; over "
+        f"the whole window {most} wrote more ({w.disk_written[most] / 1024:,.1f} GB against "
+        f"{w.disk_written.get(w.disk, 0.0) / 1024:,.1f} GB): report a shorter window to judge it by {most}"
+    ]
+
+
+def _quiet_row(d: pd.DataFrame, at: int, latest: float) -> int | None:
+    """The first row from ``at`` at which no checkpoint runs (the running flag down, the start
+    counter read), no later than ``latest``; without any checkpoint statistic, the row at ``at``.
+    None: none yet (or a source with counters but no flag: it is judged whole)."""
+    t = d["t"].to_numpy(dtype="float64")
+    end = int(np.searchsorted(t, latest, side="right"))
+    if at >= end:
+        return None
+    starts = d["ckpt_starts"].to_numpy(dtype="float64")
+    flag = d["ckpt_running"].to_numpy(dtype="float64")
+    if np.isnan(starts).all() and np.isnan(flag).all():
+        return at
+    quiet = np.flatnonzero((flag[at:end] == 0) & np.isfinite(starts[at:end]))
+    return at + int(quiet[0]) if quiet.size else None
+
+
+def _shifted(e: Episode, by: int) -> Episode:
+    return replace(e, rows=(e.rows[0] + by, e.rows[1] + by))
+
+
+def pick_disk(d: pd.DataFrame, devices: Sequence[str]) -> str | None:
+    """The data disk: the recorder's own mapping of dbPath to disks, else the disk that wrote the
+    most (FTDC keeps every physical disk of the host)."""
+    disks = [c[len("disk.") : -len(".wmb_s")] for c in d.columns if c.startswith("disk.") and c.endswith(".wmb_s")]
+    for dev in devices:
+        if dev in disks:
+            return dev
+    if not disks:
+        return None
+    dt = d["dt"].to_numpy(dtype="float64")
+    return max(disks, key=lambda dev: float(np.nansum(d[f"disk.{dev}.wmb_s"].to_numpy(dtype="float64") * dt)))
+
+
+SUSTAINED_S = 1.0  # a disk's demonstrated rate: the most it wrote over this many seconds
+
+
+class _Peak:
+    """The data disk's highest write rate held over ``SUSTAINED_S`` (consecutive samples'
+    time-weighted mean: what the disk has shown it can write, not what a throttled or CPU-bound
+    checkpoint happened to average), a block at a time."""
+
+    def __init__(self) -> None:
+        self.peak: float | None = None
+        self.amount = 0.0
+        self.span = 0.0
+
+    def block(self, rate: np.ndarray, dt: np.ndarray, own: slice) -> None:
+        """Windows that begin at the block's ``own`` rows (they may end in the rows after)."""
+        lo = own.start or 0
+        ok = np.isfinite(rate[lo:]) & np.isfinite(dt[lo:]) & (dt[lo:] > 0)
+        amount = np.concatenate(([0.0], np.cumsum(np.where(ok, rate[lo:] * dt[lo:], 0.0))))
+        span = np.concatenate(([0.0], np.cumsum(np.where(ok, dt[lo:], 0.0))))
+        mine = own.stop - lo
+        self.amount += float(amount[mine])
+        self.span += float(span[mine])
+        ends = np.searchsorted(span, span[:mine] + SUSTAINED_S, side="left")
+        valid = ends < span.size
+        if not valid.any():
+            return
+        starts = np.flatnonzero(valid)
+        means = (amount[ends[valid]] - amount[starts]) / (span[ends[valid]] - span[starts])
+        if means.size:
+            best = float(means.max())
+            self.peak = best if self.peak is None else max(self.peak, best)
+
+    def result(self) -> float | None:
+        """The peak, or over a window shorter than ``SUSTAINED_S`` its mean (None: no rate)."""
+        if self.peak is not None:
+            return self.peak
+        return self.amount / self.span if self.span > 0 else None

@@ -1,0 +1,124 @@
+"""The streaming diagnosis: a window fed a piece at a time is judged exactly as the same window
+given whole, whatever the pieces; a long window is judged a day at a time, never held whole."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED_DATA
+from ftdc_writer import SimServer, write_ftdc
+
+from ckptdiag.analysis import window as window_module
+from ckptdiag.analysis.diagnosis import diagnose, diagnosis
+from ckptdiag.analysis.distribution import EXACT_VALUES, Distribution
+from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.window import WindowDiagnoser
+from ckptdiag.facts import ServerFacts
+from ckptdiag.workflows.ftdc_window import derive_ftdc
+from ckptdiag.workflows.report import diagnose_window
+
+DAY = 86_400
+
+
+def _in_pieces(d: pd.DataFrame, facts: ServerFacts, rows: int) -> Diagnosis:
+    w = WindowDiagnoser(facts)
+    for at in range(0, len(d), rows):
+        w.add(d.iloc[at : at + rows])
+    return diagnosis(w)
+
+
+def _same(one: Diagnosis, many: Diagnosis) -> None:
+    assert one == many  # every figure, episode, note and verdict (the timeline is not compared by ==)
+    assert one.timeline is not None and many.timeline is not None
+    pd.testing.assert_frame_equal(one.timeline, many.timeline)
+
+
+def _ten_days(tmp: Path) -> Path:
+    """A 7.0 server over ten days, a file a day, sampled every 10 s: a checkpoint every 60 s,
+    every tenth one running 4 s and slowing writes, and the load halved every other day."""
+    folder = tmp / "diagnostic.data"
+    folder.mkdir()
+    for day in range(10):
+        starts = 30.0 + 60.0 * np.arange(1440)
+        server = SimServer(
+            [(float(s), float(s) + (4.0 if k % 10 == 0 else 0.05)) for k, s in enumerate(starts)],
+            ops=1000.0 if day % 2 else 500.0,
+            stall_ops=20.0,
+            stall_in=[(float(s), float(s) + 4.0) for s in starts[::10]],
+            t0=1_700_000_000.0 + day * DAY,
+            uptime0_ms=5_000_000 + day * DAY * 1000,
+            _fine=1.0,
+        )
+        name = dt.datetime.fromtimestamp(server.t0, dt.timezone.utc).strftime("metrics.%Y-%m-%dT%H-%M-%SZ-00000")
+        write_ftdc(folder / name, server, [10.0 * i for i in range(DAY // 10)], chunk=300)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ten_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _ten_days(tmp_path_factory.mktemp("ten-days"))
+
+
+def test_a_ten_day_directory_is_judged_a_day_at_a_time_the_same_in_any_pieces(ten_days: Path) -> None:
+    whole = derive_ftdc([ten_days], None, None, jobs=1)
+    assert whole.derived is not None
+    facts = ServerFacts(version="7.0.0")
+    one = diagnose(whole.derived, facts)
+    for rows in (997, 8640, 50_000):
+        _same(one, _in_pieces(whole.derived, facts, rows))
+    assert len(one.episodes) == 10 * 1440  # every checkpoint the server counted, once
+    assert one.history is not None and len(one.history.rows) == 11  # ten days from 22:13 UTC: eleven UTC days
+    # the streamed report (files on both cores, never the whole window) is the same diagnosis
+    streamed = diagnose_window((ten_days,), None, None).dx
+    assert streamed.episodes == one.episodes and streamed.severity == one.severity
+    assert streamed.baseline == one.baseline and streamed.evidence == one.evidence
+
+
+def test_a_window_is_cut_only_where_no_checkpoint_runs(ten_days: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of an hour: every block ends at a sample whose running flag is down, so no
+    checkpoint is cut in two, and every episode is found once."""
+    monkeypatch.setattr(window_module, "BLOCK_S", 3600.0)
+    whole = derive_ftdc([ten_days], None, None, jobs=1)
+    assert whole.derived is not None
+    short = diagnose(whole.derived, ServerFacts(version="7.0.0"))
+    assert len(short.episodes) == 10 * 1440
+    starts = [e.start for e in short.episodes]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    _same(short, _in_pieces(whole.derived, ServerFacts(version="7.0.0"), 4321))
+
+
+SHARED_FTDC = sorted(
+    p for p in (SHARED_DATA / "ftdc").rglob("*metrics.*") if p.is_file() and p.stat().st_size > 1_000_000
+)[:6]
+
+
+@pytest.mark.parametrize("path", SHARED_FTDC, ids=lambda p: p.name[:40])
+def test_every_shared_input_in_pieces_and_blocks_is_the_same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real FTDC, cut into blocks of two hours and fed in pieces of 1,013 rows, against the same
+    blocks fed whole (the shared inputs are a few days: one block by default, as always judged)."""
+    monkeypatch.setattr(window_module, "BLOCK_S", 7200.0)
+    whole = derive_ftdc([path], None, None, jobs=1)
+    assert whole.derived is not None
+    facts = ServerFacts(version="4.2.0")
+    _same(diagnose(whole.derived, facts), _in_pieces(whole.derived, facts, 1013))
+
+
+def test_the_distribution_is_exact_then_binned_and_never_depends_on_the_pieces() -> None:
+    rng = np.random.default_rng(7)
+    small = rng.lognormal(3, 1, 5000)
+    d = Distribution(np.float64)
+    d.add(small)
+    assert d.median() == float(np.median(small)) and d.quantile(90) == float(np.percentile(small, 90))
+    big = rng.lognormal(3, 2, EXACT_VALUES + 1000).astype(np.float32)
+    one, many = Distribution(), Distribution()
+    one.add(big)
+    for part in np.array_split(big, 13):
+        many.add(part)
+    exact = float(np.median(big.astype(np.float64)))
+    assert one.median() == many.median()
+    assert one.median() == pytest.approx(exact, rel=5e-4)  # bins 2**-12 of the value wide
+    assert one.quantile(10) == pytest.approx(float(np.percentile(big.astype(np.float64), 10)), rel=5e-4)
