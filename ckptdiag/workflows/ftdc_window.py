@@ -213,12 +213,12 @@ def _in_workers(
     try:
         # a few files a task (a round trip per file would show), and only a few tasks ahead of
         # the files read: results the parent has not taken yet are held in its memory
-        size = max(1, min(4, len(tasks) // (8 * jobs)))
+        size = max(1, min(2, len(tasks) // (8 * jobs)))
         chunks = [tasks[at : at + size] for at in range(0, len(tasks), size)]
         ahead: deque[Future[list[FileWindow]]] = deque()
         for chunk in chunks:
             ahead.append(pool.submit(_worker_files, chunk))
-            if len(ahead) > 2 * jobs:
+            if len(ahead) > jobs:
                 yield from ahead.popleft().result()
         while ahead:
             yield from ahead.popleft().result()
