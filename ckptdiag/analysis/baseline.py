@@ -37,13 +37,15 @@ ESTIMATE_LOW_QUANTILE = 10.0
 def near_episodes(t: np.ndarray, episodes: Sequence[Episode], before: float, after: float) -> np.ndarray:
     """Samples whose interval comes within ``before``/``after`` seconds of an episode."""
     mark = np.zeros(t.size + 1, dtype=np.int64)
-    for e in episodes:
-        end = e.end if e.end is not None else t[-1]
-        lo = int(np.searchsorted(t, e.start - before, side="right"))
-        hi = int(np.searchsorted(t, end + after, side="left"))
-        mark[lo] += 1
-        mark[min(hi + 1, t.size)] -= 1
-    return np.cumsum(mark[:-1]) > 0
+    if episodes and t.size:
+        starts = np.array([e.start for e in episodes], dtype=np.float64)
+        ends = np.array([e.end if e.end is not None else t[-1] for e in episodes], dtype=np.float64)
+        lo = np.searchsorted(t, starts - before, side="right")
+        hi = np.searchsorted(t, ends + after, side="left")
+        np.add.at(mark, lo, 1)
+        np.add.at(mark, np.minimum(hi + 1, t.size), -1)
+    near: np.ndarray = np.cumsum(mark[:-1]) > 0
+    return near
 
 
 def baseline(cols: Columns, rows: np.ndarray) -> Baseline:

@@ -30,8 +30,9 @@ class EvidenceTally:
         self.hurting = 0
         self.spaced = 0  # samples with a spacing
 
-    def block(self, d: pd.DataFrame, own: slice, episodes: Sequence[Episode]) -> None:
-        """The ``own`` rows of a derived frame, and the block's episodes (rows in the frame)."""
+    def block(self, d: pd.DataFrame, own: slice, episodes: Sequence[Episode], offset: int = 0) -> None:
+        """The ``own`` rows of a derived frame, and the block's episodes (their rows numbered from
+        ``offset``, the frame's first)."""
         part = d.iloc[own]
         self.missing += int(np.nansum(part["wt_missing"].to_numpy()))
         self.skipped += float(np.nansum(part["skipped"].to_numpy()))
@@ -50,11 +51,13 @@ class EvidenceTally:
             self.slow += int(slow[own].sum())
             self.slowest_ms = max(self.slowest_ms, float(np.nanmax(rtt[own])))
         self.slow_during += sum(
-            int(slow[max(e.rows[0] - 1, 0) : e.rows[1] + 1].any()) for e in episodes if e.evidence != "disk-burst"
+            int(slow[max(e.rows[0] - offset - 1, 0) : e.rows[1] - offset + 1].any())
+            for e in episodes
+            if e.evidence != "disk-burst"
         )
-        self._busy_host(d, episodes)
+        self._busy_host(d, episodes, offset)
 
-    def _busy_host(self, d: pd.DataFrame, episodes: Sequence[Episode]) -> None:
+    def _busy_host(self, d: pd.DataFrame, episodes: Sequence[Episode], offset: int) -> None:
         """Checkpoints that hurt while the host's CPUs (all processes) were saturated: a confounder
         the checkpoint's own counters cannot show."""
         hurting = [e for e in episodes if hurts(e)]
@@ -63,7 +66,8 @@ class EvidenceTally:
             return
         cpu = d["host_cpu_pct"].to_numpy(dtype="float64")
         for e in hurting:
-            peak = nanmax(cpu[e.rows[0] : e.rows[1] + 1])  # the samples whose interval the checkpoint touches
+            # the samples whose interval the checkpoint touches
+            peak = nanmax(cpu[e.rows[0] - offset : e.rows[1] - offset + 1])
             if peak is not None and peak >= HOST_BUSY_PCT:
                 self.busy_cpu.append(peak)
 

@@ -19,7 +19,6 @@ disk is the one that wrote the most in the first day (or the recorder's mapping)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -47,6 +46,7 @@ from ckptdiag.analysis.thresholds import (
 from ckptdiag.analysis.timeline import TimelineTally
 from ckptdiag.facts import ServerFacts
 
+EPISODE_COLUMNS = ("t", "dt", "ckpt_starts", "ckpt_running", "ckpt_total_ms", "ckpt_recent_ms", "ckpt_bytes")
 BLOCK_S = 86_400.0  # a block of a long window: a day of samples
 BLOCK_ROWS = 1 << 18  # or this many (samples 0.1 s apart)
 # the samples a block's checkpoints are judged with, beyond its own: the baseline window before
@@ -145,15 +145,14 @@ class WindowDiagnoser:
         if not self._disk_chosen:
             self.disk, self._disk_chosen = pick_disk(frame.iloc[own], self.facts.devices), True
         cols = Columns.of(frame, self.disk)
-        found = self._episodes(frame, first, last, final)
-        mine = [e for e in found if first <= e.rows[0] <= last or (final and e.rows[0] >= first)]
-        held_before = [_shifted(e, -self._offset) for e in self.episodes[-8:]]
-        around = [e for e in held_before if e.end is None or e.end + BASELINE_CLEAR_AFTER_S >= float(cols.t[0])]
+        found, at = self._episodes(frame, first)
+        mine = [e for e in found if first <= e.rows[0] + at <= last or (final and e.rows[0] + at >= first)]
+        around = [e for e in self.episodes[-8:] if e.end is None or e.end + BASELINE_CLEAR_AFTER_S >= float(cols.t[0])]
         nearby = [*around, *found]
         base_rows, whole, _ = whole_baseline(cols, nearby, own, self.baseline.loaded)
         clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
         self.baseline.block(cols, clear, own)
-        judged = assess_all(mine, cols, base_rows, whole)
+        judged = assess_all(mine, cols, base_rows, whole, self._offset)
         at_levels = levels(cols, settings.eviction)
         if self.overdue is None:
             self.overdue = OverdueTracker(settings.interval.number, settings.eviction.dirty_target.number)
@@ -162,20 +161,22 @@ class WindowDiagnoser:
         self.eviction.block(cols, at_levels, states, settings.version, own)
         in_episode = near_episodes(cols.t, [*around, *judged, *found], 0.0, IMPACT_GRACE_S)
         self.others += other_stalls(cols, in_episode, whole, settings.eviction, own)
-        self.evidence.block(frame, own, judged)
+        self.evidence.block(frame, own, judged, self._offset)
         self._tally(frame, cols, own)
-        self.episodes += [_shifted(e, self._offset) for e in judged]
+        self.episodes += judged
         self._judged = True
 
-    def _episodes(self, frame: pd.DataFrame, first: int, last: int, final: bool) -> list[Episode]:
-        """The checkpoints from the block's first row on (rows in ``frame``), found from the quiet
-        row before it (none pending there: the counters read as from the window's start)."""
+    def _episodes(self, frame: pd.DataFrame, first: int) -> tuple[list[Episode], int]:
+        """The checkpoints from the block's first row on, found from the quiet row before it (none
+        pending there: the counters read as from the window's start), with the frame's row number
+        of their row 0."""
         if not self._judged:
-            return find_episodes(frame)
-        sub = frame.iloc[first - 1 :].copy()
+            return find_episodes(frame), 0
+        wanted = [c for c in frame.columns if c in EPISODE_COLUMNS or (c.startswith("disk.") and c.endswith(".wmb_s"))]
+        sub = frame.iloc[first - 1 :][wanted].copy()
         for name in ("ckpt_starts", "ckpt_total_ms"):  # the quiet row's own interval is the block before's
             sub.iloc[0, sub.columns.get_loc(name)] = 0.0
-        return [_shifted(e, first - 1) for e in find_episodes(sub)]
+        return find_episodes(sub), first - 1
 
     def _tally(self, frame: pd.DataFrame, cols: Columns, own: slice) -> None:
         """The window-wide figures of a block's own rows."""
@@ -245,10 +246,6 @@ def _quiet_row(d: pd.DataFrame, at: int, latest: float) -> int | None:
         return at
     quiet = np.flatnonzero((flag[at:end] == 0) & np.isfinite(starts[at:end]))
     return at + int(quiet[0]) if quiet.size else None
-
-
-def _shifted(e: Episode, by: int) -> Episode:
-    return replace(e, rows=(e.rows[0] + by, e.rows[1] + by))
 
 
 def pick_disk(d: pd.DataFrame, devices: Sequence[str]) -> str | None:
