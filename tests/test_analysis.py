@@ -379,10 +379,10 @@ def test_nanmedian_is_numpys_median_of_the_finite_values() -> None:
 
 
 def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> None:
-    # local_baseline builds its Baseline field by field: a field added to Baseline must not be lost
+    # local_baselines builds each Baseline field by field: a field added to Baseline must not be lost
     import dataclasses
 
-    from ckptdiag.analysis.baseline import baseline, local_baseline
+    from ckptdiag.analysis.baseline import baseline, local_baselines
     from ckptdiag.analysis.columns import Columns
     from ckptdiag.analysis.window import pick_disk
 
@@ -390,7 +390,7 @@ def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> Non
     cols = Columns.of(d, pick_disk(d, ()))
     whole = dataclasses.replace(baseline(cols, np.isfinite(cols.ops_s)), estimated=True, disk_util_pct=12.5)
     rows = np.isfinite(cols.ops_s)
-    local = local_baseline(cols, rows, whole, float(cols.t[600]), float(cols.t[602]))
+    (local,) = local_baselines(cols, rows, whole, cols.t[[600]], cols.t[[602]])
     assert local.samples < whole.samples  # the window before it, not the whole
     changed = {"samples", "ops_s", "write_lat_ms", "write_p99_ms", "read_lat_ms"}
     for f in dataclasses.fields(local):
@@ -515,3 +515,35 @@ def test_the_terminal_table_shows_why_where_it_fits() -> None:
     narrow, wide = render_text(report, width=80), render_text(report, width=130)
     assert "why each is a stall or not: -f md or -f json" in narrow and "no load" not in narrow
     assert "why" in wide and "no load" in wide
+
+
+def test_local_baselines_taken_together_are_each_episodes_own_medians() -> None:
+    """The medians of episodes with as many samples are taken in one partition: the same values
+    as each episode's own nanmedian, with NaN among the samples, odd and even counts, and episodes
+    with too few samples left to the whole window's."""
+    import dataclasses
+
+    from ckptdiag.analysis.baseline import BASELINE_WINDOW_S, baseline, local_baselines
+    from ckptdiag.analysis.columns import Columns
+    from ckptdiag.analysis.stats import nanmedian
+    from ckptdiag.analysis.window import pick_disk
+
+    d = derive(Server(seconds=3600).frame())
+    cols = Columns.of(d, pick_disk(d, ()))
+    rng = np.random.default_rng(3)
+    lat = cols.write_lat_ms.copy()
+    lat[rng.random(cols.t.size) < 0.01] = np.nan
+    cols = dataclasses.replace(cols, ops_s=rng.normal(1000, 100, cols.t.size), write_lat_ms=lat)
+    rows = rng.random(cols.t.size) < 0.9
+    whole = baseline(cols, rows)
+    starts = cols.t[[5, 400, 401, 900, 1500, 2200, 3000]] + 0.5
+    got = local_baselines(cols, rows, whole, starts, starts + 2)
+    for k, start in enumerate(starts):
+        a, b = np.searchsorted(cols.t, start - BASELINE_WINDOW_S), np.searchsorted(cols.t, start)
+        picked = np.flatnonzero(rows[a:b]) + a
+        if picked.size < 10:
+            b = np.searchsorted(cols.t, start + 2 + BASELINE_WINDOW_S)
+            picked = np.flatnonzero(rows[a:b]) + a
+        assert got[k].samples == picked.size
+        assert got[k].ops_s == nanmedian(cols.ops_s[picked])
+        assert got[k].write_lat_ms == nanmedian(cols.write_lat_ms[picked])

@@ -62,36 +62,70 @@ def baseline(cols: Columns, rows: np.ndarray) -> Baseline:
     )
 
 
-def local_baseline(cols: Columns, base_rows: np.ndarray, whole: Baseline, start: float, end: float) -> Baseline:
-    """The load an episode interrupted: the baseline samples of the ``BASELINE_WINDOW_S`` before it,
-    else of the window around it; a figure those samples do not give is the whole window's."""
+LOCAL_FIGURES = ("ops_s", "write_lat_ms", "write_p99_ms", "read_lat_ms")  # what an episode is judged by
+GATHER_LIMIT = 1 << 20  # values gathered at once for the medians of episodes with as many rows
+
+
+def local_baselines(
+    cols: Columns, base_rows: np.ndarray, whole: Baseline, starts: np.ndarray, ends: np.ndarray
+) -> list[Baseline]:
+    """The load each episode interrupted: the baseline samples of the ``BASELINE_WINDOW_S`` before
+    it, else of the window around it; a figure those samples do not give is the ``whole``
+    window's, as are all of them with fewer than ``BASELINE_MIN_SAMPLES`` samples. The medians of
+    the episodes with the same number of samples (most of a regular server's) are taken together."""
     t = cols.t
-    a = int(np.searchsorted(t, start - BASELINE_WINDOW_S))
-    b = int(np.searchsorted(t, start))
-    if int(base_rows[a:b].sum()) < BASELINE_MIN_SAMPLES:
-        b = int(np.searchsorted(t, end + BASELINE_WINDOW_S))
-    # only the slice is touched: a day has 1,440 episodes and 86,400 samples
-    rows = np.flatnonzero(base_rows[a:b]) + a
-    if rows.size < BASELINE_MIN_SAMPLES:
-        return whole
+    counted = np.concatenate(([0], np.cumsum(base_rows)))
+    a = np.searchsorted(t, starts - BASELINE_WINDOW_S)
+    b = np.searchsorted(t, starts)
+    short = counted[b] - counted[a] < BASELINE_MIN_SAMPLES
+    b = np.where(short, np.searchsorted(t, ends + BASELINE_WINDOW_S), b)
+    first, stop = counted[a], counted[b]  # each episode's samples: candidates first to stop - 1
+    size = stop - first
+    enough = size >= BASELINE_MIN_SAMPLES
+    rows = np.flatnonzero(base_rows)
+    medians = {name: _medians(getattr(cols, name)[rows], first, size, enough) for name in LOCAL_FIGURES}
+    out = []
+    for k in range(starts.size):
+        if not enough[k]:
+            out.append(whole)
+            continue
+        # the figures an episode is judged by; the rest (disk, writes) stay the whole window's
+        ops, lat, p99, read = (medians[name][k] for name in LOCAL_FIGURES)
+        out.append(
+            Baseline(
+                samples=int(size[k]),
+                ops_s=whole.ops_s if ops is None else ops,
+                writes_s=whole.writes_s,
+                write_lat_ms=whole.write_lat_ms if lat is None else lat,
+                write_p99_ms=whole.write_p99_ms if p99 is None else p99,
+                read_lat_ms=whole.read_lat_ms if read is None else read,
+                disk_write_mb_s=whole.disk_write_mb_s,
+                disk_util_pct=whole.disk_util_pct,
+                estimated=whole.estimated,
+            )
+        )
+    return out
 
-    def local(values: np.ndarray, fallback: float | None) -> float | None:
-        value = nanmedian(values[rows])
-        return fallback if value is None else value
 
-    # the figures an episode is judged by; the rest (disk, writes) stay the whole window's (made
-    # directly: dataclasses.replace cost ~8 us, once per episode)
-    return Baseline(
-        samples=int(rows.size),
-        ops_s=local(cols.ops_s, whole.ops_s),
-        writes_s=whole.writes_s,
-        write_lat_ms=local(cols.write_lat_ms, whole.write_lat_ms),
-        write_p99_ms=local(cols.write_p99_ms, whole.write_p99_ms),
-        read_lat_ms=local(cols.read_lat_ms, whole.read_lat_ms),
-        disk_write_mb_s=whole.disk_write_mb_s,
-        disk_util_pct=whole.disk_util_pct,
-        estimated=whole.estimated,
-    )
+def _medians(values: np.ndarray, first: np.ndarray, size: np.ndarray, wanted: np.ndarray) -> list[float | None]:
+    """The median of the finite ``values[first[k] : first[k] + size[k]]`` for each wanted ``k``
+    (None: none finite, or not wanted), as :func:`nanmedian` takes it."""
+    out: list[float | None] = [None] * first.size
+    finite = np.concatenate(([0], np.cumsum(np.isfinite(values))))
+    clean = wanted & (finite[first + size] - finite[first] == size)
+    for k in np.flatnonzero(wanted & ~clean).tolist():  # a NaN among them: one at a time
+        out[k] = nanmedian(values[first[k] : first[k] + size[k]])
+    for n in np.unique(size[clean]).tolist():
+        group = np.flatnonzero(clean & (size == n))
+        step = max(1, GATHER_LIMIT // n)
+        for at in range(0, group.size, step):
+            ks = group[at : at + step]
+            block = values[first[ks][:, None] + np.arange(n)]
+            low, high = (n - 1) // 2, n // 2
+            part = np.partition(block, (low, high), axis=1)
+            for k, m in zip(ks.tolist(), ((part[:, low] + part[:, high]) / 2).tolist(), strict=True):
+                out[k] = m
+    return out
 
 
 def loaded(cols: Columns, own: slice = slice(None), seen: int = 0) -> np.ndarray:

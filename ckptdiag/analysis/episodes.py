@@ -55,6 +55,10 @@ class _Counters:
     recent_ms: np.ndarray  # the server's "most recent time" at each sample
     written: np.ndarray  # bytes written by checkpoints in each interval
     has_flag: bool  # the running flag (or progress state) is recorded at all
+    # bytes written before each row (NaN as 0), and how many rows before it had the figure: an
+    # episode's bytes are a difference of two (whole bytes: exact in float64), not a sum each
+    written_before: np.ndarray
+    written_seen: np.ndarray
 
     @classmethod
     def of(cls, d: pd.DataFrame) -> _Counters:
@@ -64,14 +68,17 @@ class _Counters:
             return d[name].to_numpy(dtype="float64")
 
         running = col("ckpt_running")
+        written = col("ckpt_bytes")
         return cls(
             t=col("t"),
             starts=col("ckpt_starts"),
             running=running,
             total_ms=col("ckpt_total_ms"),
             recent_ms=col("ckpt_recent_ms"),
-            written=col("ckpt_bytes"),
+            written=written,
             has_flag=not bool(np.isnan(running).all()),  # once, not at every row still_running reads
+            written_before=np.concatenate(([0.0], np.cumsum(np.nan_to_num(written)))),
+            written_seen=np.concatenate(([0], np.cumsum(np.isfinite(written)))),
         )
 
     def still_running(self, k: int, begun: int, pending: int) -> int:
@@ -207,7 +214,7 @@ def _finished(c: _Counters, b: _Begun, k: int, d: float | None, exact: bool, sha
         start,
         end,
         d if d is not None else end - start,  # the server's figure, not a difference of epoch times
-        None if shared else _bytes(c.written, b.row, k),
+        None if shared else _bytes(c, b.row, k),
         "counters" if not b.truncated else "running-flag",
         exact_duration=exact and d is not None and not b.truncated,
         truncated=b.truncated,
@@ -230,7 +237,7 @@ def _unfinished(c: _Counters, pending: deque[_Begun], last: int) -> list[Episode
                 start,
                 None,
                 None,
-                _bytes(c.written, b.row, last),
+                _bytes(c, b.row, last),
                 "counters",
                 truncated=b.truncated,
                 rows=(b.row, max(last, b.row)),
@@ -241,9 +248,12 @@ def _unfinished(c: _Counters, pending: deque[_Begun], last: int) -> list[Episode
     return out
 
 
-def _bytes(written: np.ndarray, first: int, last: int) -> float | None:
-    part = written[first : last + 1]
-    return None if np.isnan(part).all() else float(np.nansum(part))
+def _bytes(c: _Counters, first: int, last: int) -> float | None:
+    """The bytes checkpoints wrote in rows ``first`` to ``last`` (None: not recorded there)."""
+    stop = max(last + 1, first)
+    if c.written_seen[stop] == c.written_seen[first]:
+        return None
+    return float(c.written_before[stop] - c.written_before[first])
 
 
 def disk_bursts(d: pd.DataFrame) -> list[Episode]:

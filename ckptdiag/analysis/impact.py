@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ckptdiag.analysis.baseline import local_baseline
+from ckptdiag.analysis.baseline import local_baselines
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
 from ckptdiag.analysis.stats import ratio, time_weighted_mean
@@ -34,7 +34,7 @@ def assess_all(
     """Each episode with its impact, read over the samples whose interval it touches plus one
     second (its ``rows`` are those samples, numbered from ``offset``).
 
-    Contract: throughput and latency are compared with :func:`local_baseline`; throughput only
+    Contract: throughput and latency are compared with :func:`local_baselines`; throughput only
     where there was load to interrupt (the ``LOAD_BEFORE_S`` before it average, time-weighted,
     ``MIN_BASELINE_OPS`` or more: a checkpoint of an idle server, of one whose load has not begun
     or of one whose batch ended seconds before, costs no throughput, whatever the busy hours'
@@ -57,9 +57,10 @@ def assess_all(
     lo = np.where(empty, np.minimum(lo, last), lo)
     hi = np.where(empty, lo, hi)
     reads = _Reads(cols, starts, ends, lo, hi)
+    bases = local_baselines(cols, base_rows, whole, starts, ends)
     out = []
     for k, e in enumerate(found):
-        base = local_baseline(cols, base_rows, whole, e.start, float(ends[k]))
+        base = bases[k]
         impact = _impact(e, k, reads, base, seen=e.end is not None and float(t[-1]) >= reads.recovered_by[k])
         rows = (int(lo[k]) + offset, int(hi[k]) + offset)
         out.append(
