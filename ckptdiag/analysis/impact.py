@@ -150,16 +150,30 @@ class _Reads:
         has = np.flatnonzero(np.isfinite(worst))
         if not has.size:
             return out
-        # the first row at or after lo holding each span's lowest value: rows sorted by (value, row)
-        rows = np.flatnonzero(np.isfinite(ops))
-        values, rank = np.unique(ops[rows], return_inverse=True)
-        keys = np.sort(rank.reshape(-1).astype(np.int64) * (ops.size + 1) + rows)
-        wanted = np.searchsorted(values, worst[has]).astype(np.int64) * (ops.size + 1)
-        at = keys[np.searchsorted(keys, wanted + lo[has])] - wanted
+        at = _first_lowest(ops, lo[has], hi[has], worst[has])
         peaks = _reduced(ops, at + 1, horizon[has], np.fmax)
         for j, k in enumerate(has.tolist()):
             out[k] = peaks[j]
         return out
+
+
+SHORT_SPAN = 64  # rows: spans this long or shorter are searched together, longer ones one by one
+
+
+def _first_lowest(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, lowest: np.ndarray) -> np.ndarray:
+    """The first row of each span ``lo`` to ``hi`` (inclusive) holding its ``lowest`` value."""
+    at = np.empty(lo.size, dtype=np.int64)
+    size = hi - lo + 1
+    short = np.flatnonzero(size <= SHORT_SPAN)
+    if short.size:
+        width = int(size[short].max())
+        rows = np.minimum(lo[short, None] + np.arange(width), values.size - 1)
+        inside = np.arange(width) < size[short, None]
+        hit = (values[rows] == lowest[short, None]) & inside
+        at[short] = lo[short] + np.argmax(hit, axis=1)
+    for k in np.flatnonzero(size > SHORT_SPAN).tolist():
+        at[k] = lo[k] + int(np.argmax(values[lo[k] : hi[k] + 1] == lowest[k]))
+    return at
 
 
 def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufunc) -> list[float | None]:

@@ -90,12 +90,16 @@ class SpacingTally:
         spacing = dt[np.isfinite(dt) & (dt > 0)]
         if not spacing.size:
             return
-        values, inverse = np.unique(_rounded(spacing), return_inverse=True)
-        time = np.bincount(inverse.reshape(-1), weights=spacing)
-        count = np.bincount(inverse.reshape(-1))
-        for v, p, c in zip(values.tolist(), time.tolist(), count.tolist(), strict=True):
-            self.time[v] = self.time.get(v, 0.0) + p
-            self.count[v] = self.count.get(v, 0) + c
+        # one significant digit: a spacing's decade and its digit (1-10) make a small integer key
+        decade = np.floor(np.log10(spacing))
+        digit = np.round(spacing / 10.0**decade).astype(np.int64)
+        key = (decade.astype(np.int64) - int(decade.min())) * 11 + digit
+        time = np.bincount(key, weights=spacing)
+        count = np.bincount(key)
+        for k in np.flatnonzero(count).tolist():
+            v = float(_rounded(spacing[np.argmax(key == k) : np.argmax(key == k) + 1])[0])
+            self.time[v] = self.time.get(v, 0.0) + float(time[k])
+            self.count[v] = self.count.get(v, 0) + int(count[k])
 
     def named(self) -> tuple[tuple[float, float], ...]:
         """Each spacing covering ``SPACING_SHARE`` of the time or of the samples or more, with its
