@@ -85,6 +85,41 @@ class ServerFacts:
         )
 
 
+def from_header(head: Mapping[str, Any]) -> ServerFacts:
+    """The server's facts from a recording's header; parts of the wrong type (a damaged or
+    hand-edited header) are left out, as if not recorded."""
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) else None
+
+    server, disks = _mapping(head.get("server")), _mapping(head.get("disks"))
+    devices = disks.get("devices")
+    return ServerFacts.from_documents(
+        version=text(server.get("version")),
+        host=text(server.get("host")),
+        cmdline=_mapping(server.get("cmdline")),
+        host_info=_mapping(server.get("host_info")),
+        devices=[d for d in devices if isinstance(d, str)] if isinstance(devices, list) else [],
+        dbpath=text(server.get("dbpath")),
+        parameters=_mapping(server.get("parameters")),
+        filesystem=text(disks.get("filesystem")),
+    )
+
+
+def from_ftdc_metadata(metadata: list[dict[str, Any]]) -> ServerFacts:
+    """The server's facts from the first metadata document of FTDC files (buildInfo,
+    getCmdLineOpts, hostInfo)."""
+    meta = _mapping(next((m["doc"] for m in metadata if m["type"] == 0), {}))
+    build = _mapping(meta.get("buildInfo"))
+    version = build.get("version")
+    return ServerFacts.from_documents(
+        version=version if isinstance(version, str) else None,
+        host=None,
+        cmdline=_mapping(meta.get("getCmdLineOpts")),
+        host_info=_mapping(meta.get("hostInfo")),
+    )
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     """``value`` if it is a document, else an empty one (metadata of the wrong type is no metadata)."""
     return value if isinstance(value, Mapping) else {}

@@ -215,7 +215,7 @@ def test_the_idle_70_ftdc_file_gets_no_change() -> None:
     from ckptdiag.workflows.report import diagnose_window
 
     path = shared_path("ftdc", "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000")
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     assert report.dx.severity == "ok" and report.advice is not None and list(report.advice.recommendations) == []
 
 

@@ -55,7 +55,7 @@ def test_the_corpus_is_there_or_skipped() -> None:
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(SHARED_DATA)))
 def test_every_real_input_reports_in_every_format_or_names_its_error(path: Path) -> None:
     try:
-        report = diagnose_window((path,), None, None)
+        report = diagnose_window((path,))
     except CkptdiagError as exc:  # a named error: one line, with its hint
         line = exc.one_line()
         assert "\n" not in line and "unexpected" not in line and line

@@ -55,7 +55,7 @@ def _segments_truth(frame: object) -> tuple[float, float]:
 @pytest.mark.parametrize("path", _real_files(), ids=lambda p: p.name[:60])
 def test_every_real_file_has_one_episode_per_checkpoint_its_counters_record(path: Path) -> None:
     try:
-        report = diagnose_window((path,), None, None)
+        report = diagnose_window((path,))
     except CkptdiagError:
         pytest.skip("not a mongod FTDC file with samples (a named error, covered by test_corpus)")
     frame = read_ftdc([path]).frame
@@ -85,7 +85,7 @@ def _checkpoints(n: int, every: float, first: float) -> list[tuple[float, float]
 
 
 def _check_exact(path: Path, server: SimServer) -> list[float]:
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     episodes = report.dx.episodes
     assert len(episodes) == len(server.checkpoints)
     for (start, end), e in zip(server.checkpoints, episodes, strict=True):
@@ -110,7 +110,7 @@ def test_mixed_spacing_loses_no_checkpoint_and_keeps_the_servers_durations(tmp_p
     write_ftdc(path, server, [float(t) for t in times])
     widths = _check_exact(path, server)
     assert max(widths) <= 10.0  # placed within a 10 s interval at worst
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     assert report.dx.gaps == 0  # a slower collector is not a gap: rates over the real time
     inside_10s = [
         e for e in report.dx.episodes if e.start_latest and e.start_earliest and e.start_latest - e.start_earliest > 1.5
@@ -131,7 +131,7 @@ def test_several_checkpoints_inside_one_interval_share_its_total_time(tmp_path: 
     server = SimServer([(2.0 + 3 * i, 2.5 + 3 * i) for i in range(60)])
     path = tmp_path / "metrics.dense"
     write_ftdc(path, server, [float(t) for t in np.arange(0, 190, 10.0)])
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     episodes = report.dx.episodes
     assert len(episodes) == 60
     assert sum(e.duration_s or 0 for e in episodes) == pytest.approx(30.0, abs=1e-3)
@@ -146,7 +146,7 @@ def test_a_flag_still_up_after_a_short_checkpoint_does_not_move_its_end(tmp_path
     server = SimServer([(10.3, 10.408), (70.2, 72.2)], flag_lag_s=0.8)
     path = tmp_path / "metrics.lag"
     write_ftdc(path, server, [float(t) for t in np.arange(0, 120, 1.0)])
-    episodes = diagnose_window((path,), None, None).dx.episodes
+    episodes = diagnose_window((path,)).dx.episodes
     assert [round(e.duration_s or 0, 3) for e in episodes] == [0.108, 2.0]
 
 
@@ -157,7 +157,7 @@ def test_back_to_back_checkpoints_under_load_get_the_load_as_their_baseline(tmp_
     server = SimServer(checkpoints, load_from=60.0, stall_ops=150.0, stall_in=[(s, s + 1.5) for s, _ in checkpoints])
     path = tmp_path / "metrics.backtoback"
     write_ftdc(path, server, [float(t) for t in np.arange(0, 600, 1.0)])
-    dx = diagnose_window((path,), None, None).dx
+    dx = diagnose_window((path,)).dx
     assert dx.baseline.estimated and dx.baseline.ops_s == pytest.approx(server.ops, rel=0.10)  # not the idle 0
     assert any("back to back" in note for note in dx.evidence)
     loaded = [e for e in dx.episodes if e.start > server.t0 + 62 and e.end is not None]
@@ -168,7 +168,7 @@ def test_back_to_back_checkpoints_under_load_get_the_load_as_their_baseline(tmp_
     from ckptdiag.report.markdown import render_markdown
     from ckptdiag.report.terminal import render_text
 
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     for text in (render_markdown(report), render_text(report)):
         assert "baseline (estimated from" in text and "samples away from checkpoints" not in text
 
@@ -180,14 +180,14 @@ def test_a_secondary_that_falls_behind_in_its_checkpoints(tmp_path: Path) -> Non
     server = SimServer(checkpoints, stall_ops=100.0, secondary=True)
     path = tmp_path / "metrics.secondary"
     write_ftdc(path, server, [float(t) for t in np.arange(0, 570, 1.0)])
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     dx = report.dx
     assert dx.role == "secondary" and dx.severity == "critical" and dx.stalls == len(checkpoints)
     growth = [e.impact.repl_lag_growth_s for e in dx.episodes]
     assert all(g is not None and 2.5 <= g <= 3.6 for g in growth), growth
     assert any(f.startswith("replication lag grew through 9 of 9 checkpoints") for f in dx.findings)
     # the same server as primary: no lag, no secondary
-    primary = diagnose_window((_primary_twin(tmp_path, checkpoints),), None, None).dx
+    primary = diagnose_window((_primary_twin(tmp_path, checkpoints),)).dx
     assert primary.role is None and not any("replication lag" in f for f in primary.findings)
     assert primary.stalls == len(checkpoints)
 

@@ -51,7 +51,7 @@ def test_a_counter_jump_is_evidence_and_costs_nothing(tmp_path: Path, lines: lis
     objs = _copy(lines)
     for o in objs[150:]:
         o["m"]["ckpt.count"] += 1e6  # once: 1e6 checkpoints "begun" in one second
-    report = diagnose_window((_write(tmp_path / "jump.jsonl", objs),), None, None)
+    report = diagnose_window((_write(tmp_path / "jump.jsonl", objs),))
     assert len(report.dx.episodes) == GOOD_CHECKPOINTS
     assert any("checkpoint counter jumped by 1,000,000" in e and "reset or corruption" in e for e in report.dx.evidence)
 
@@ -66,7 +66,7 @@ def test_non_finite_and_absurd_values_are_rejected_one_by_one(tmp_path: Path, li
     objs[120]["m"]["ops.insert"] = 1e30  # beyond any 64-bit counter
     objs[121]["m"]["ops.insert"] = "many"  # not a number at all
     path = _write(tmp_path / "inf.jsonl", objs, raw_lines=raw)
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     assert len(report.dx.episodes) == GOOD_CHECKPOINTS
     notes = [n for n in report.source.damaged if "values rejected" in n]
     assert notes and notes[0].startswith(f"{path}: 11 values rejected"), report.source.damaged
@@ -96,7 +96,7 @@ def test_a_number_beyond_a_double_loses_one_value_not_the_samples_like_it(
     frame = rec.to_frame()
     assert (rec.sample_count, rec.damaged_lines, rec.rejected_values) == (len(objs) - 1, 0, 2)
     assert np.isnan(frame["ckpt.count"].iloc[0]) and np.isnan(frame["ops.query"].iloc[199])
-    assert len(diagnose_window((path,), None, None).dx.episodes) == GOOD_CHECKPOINTS
+    assert len(diagnose_window((path,)).dx.episodes) == GOOD_CHECKPOINTS
 
 
 def test_impossible_times_are_dropped_and_out_of_order_samples_sorted(
@@ -106,7 +106,7 @@ def test_impossible_times_are_dropped_and_out_of_order_samples_sorted(
     objs[100]["t"] = 1e18  # year 31 billion
     objs[101]["t"] = -5.0
     objs[50], objs[51] = objs[51], objs[50]
-    report = diagnose_window((_write(tmp_path / "t.jsonl", objs),), None, None)
+    report = diagnose_window((_write(tmp_path / "t.jsonl", objs),))
     dx = report.dx
     assert dx.start < dx.end and dx.period_s == pytest.approx(1.0) and dx.samples == 299
     assert len(dx.episodes) == GOOD_CHECKPOINTS
@@ -123,7 +123,7 @@ def test_a_bad_gzip_trailer_keeps_every_line(tmp_path: Path, lines: list[dict[st
     for columns in (True, False):
         rec = read_recording(path, columns=columns)
         assert rec.sample_count == len(lines) - 1 and rec.bad_trailer
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     assert any("gzip trailer does not match" in n for n in report.source.damaged)
     assert len(report.dx.episodes) == GOOD_CHECKPOINTS
 
@@ -153,7 +153,7 @@ def test_damaged_lines_are_counted_and_named_by_number(tmp_path: Path, lines: li
     for columns in (True, False):
         rec = read_recording(path, columns=columns)
         assert rec.damaged_lines == 3 and rec.damaged_at == [11, 21, 31]
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     assert f"{path}: 3 damaged lines skipped (not JSON: line 11, 21, 31)" in report.source.damaged
 
 
@@ -161,7 +161,7 @@ def test_events_without_next_seq_are_ignored_and_counted(tmp_path: Path, lines: 
     objs = _copy(lines)
     objs.insert(100, {"type": "event", "kind": "gap", "t": objs[100]["t"]})
     objs.insert(200, {"type": "event", "kind": "restart", "t": objs[200]["t"], "next_seq": "soon"})
-    report = diagnose_window((_write(tmp_path / "e.jsonl", objs),), None, None)
+    report = diagnose_window((_write(tmp_path / "e.jsonl", objs),))
     assert any("2 gap/restart events without a valid next_seq ignored" in n for n in report.source.damaged)
 
 
@@ -186,7 +186,7 @@ def test_a_header_with_a_bad_format_version_costs_only_the_header(
         rec = read_recording(path, columns=columns)
         assert rec.sample_count == len(lines) - 1
         assert f"format_version is {shown}, not a whole number" in rec.header_damage
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     assert len(report.dx.episodes) == GOOD_CHECKPOINTS
     assert any("not a whole number" in n for n in report.source.damaged)
 
@@ -223,10 +223,10 @@ def test_header_metadata_of_the_wrong_type_is_left_out(tmp_path: Path, lines: li
     objs = _copy(lines)
     objs[0]["server"] = {"version": 7, "host": ["a"], "cmdline": "x", "host_info": 3, "parameters": []}
     objs[0]["disks"] = {"devices": "vda", "filesystem": 1}
-    report = diagnose_window((_write(tmp_path / "h.jsonl", objs),), None, None)
+    report = diagnose_window((_write(tmp_path / "h.jsonl", objs),))
     assert report.dx.facts.version is None and report.dx.facts.devices == ()
     objs[0]["server"] = "not a document"
-    report = diagnose_window((_write(tmp_path / "h2.jsonl", objs),), None, None)
+    report = diagnose_window((_write(tmp_path / "h2.jsonl", objs),))
     assert len(report.dx.episodes) == GOOD_CHECKPOINTS
 
 

@@ -15,6 +15,7 @@ from conftest import SHARED_DATA, shared_path
 from ftdc_writer import _varint
 
 from ckptdiag import catalogue
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import (
     INT64_MIN,
     Chunk,
@@ -422,7 +423,7 @@ def test_since_and_until_trim_the_window() -> None:
     full = read_ftdc([f]).frame
     t0 = int(full["t"].iloc[100] * 1000)
     t1 = int(full["t"].iloc[199] * 1000)
-    part = read_ftdc([f], since_ms=t0, until_ms=t1).frame
+    part = read_ftdc([f], TimeWindow(t0, t1)).frame
     assert len(part) == 100
 
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import SHARED_DATA, run_cli, shared_path
 from ftdc_writer import SimServer, write_ftdc
 
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import FtdcError
 from ckptdiag.workflows import ftdc_window
 from ckptdiag.workflows.ftdc_window import DerivedWindow, derive_ftdc
@@ -33,9 +34,10 @@ def assert_same(one: DerivedWindow, many: DerivedWindow) -> None:
     assert one.data.mongod == many.data.mongod
 
 
-def both(paths: list[Path], since_ms: int | None = None, until_ms: int | None = None) -> DerivedWindow:
-    one = derive_ftdc(paths, since_ms, until_ms, jobs=1)
-    many = derive_ftdc(paths, since_ms, until_ms, jobs=2)
+def both(paths: list[Path], window: TimeWindow | None = None) -> DerivedWindow:
+    window = window or TimeWindow()
+    one = derive_ftdc(paths, window, jobs=1)
+    many = derive_ftdc(paths, window, jobs=2)
     assert_same(one, many)
     return one
 
@@ -64,7 +66,7 @@ def test_every_shared_directory_is_the_same_in_workers(directory: Path, tmp_path
         both([as_directory(files, tmp_path / "diagnostic.data")])
     except FtdcError as exc:  # a directory of another producer's files: the same error both ways
         with pytest.raises(FtdcError, match=re.escape(exc.message)):
-            derive_ftdc([tmp_path / "diagnostic.data"], None, None, jobs=2)
+            derive_ftdc([tmp_path / "diagnostic.data"], TimeWindow(), jobs=2)
 
 
 def test_archives_and_an_interim_file_that_repeats_their_end(tmp_path: Path) -> None:
@@ -103,7 +105,7 @@ def test_a_window_that_cuts_through_files(tmp_path: Path) -> None:
     d = tmp_path / "diagnostic.data"
     server = one_server(d, 1000)
     t0_ms = int(server.t0 * 1000)
-    window = both([d], since_ms=t0_ms + 600_000, until_ms=t0_ms + 2_400_000)
+    window = both([d], TimeWindow(t0_ms + 600_000, t0_ms + 2_400_000))
     assert window.derived["t"].min() == pytest.approx(server.t0 + 600)
     assert window.derived["t"].max() == pytest.approx(server.t0 + 2400)
 
@@ -139,9 +141,9 @@ def test_a_damaged_file_in_the_middle_is_its_note_both_ways(tmp_path: Path, monk
         again.append(file.name)
         return derive_file(file, *args, **kwargs)  # type: ignore[arg-type]
 
-    one = derive_ftdc([d], None, None, jobs=1)
+    one = derive_ftdc([d], TimeWindow(), jobs=1)
     monkeypatch.setattr(ftdc_window, "derive_file", counted)
-    many = derive_ftdc([d], None, None, jobs=2)
+    many = derive_ftdc([d], TimeWindow(), jobs=2)
     assert_same(one, many)
     assert again == ["metrics.2026-01-01T00-04-00Z-00000"]
     errors = [r.error for r in many.data.reports if r.error]
@@ -154,7 +156,7 @@ def test_a_file_given_alone_that_is_not_ftdc_raises_both_ways(tmp_path: Path) ->
     bad.write_bytes(b"\x05\x00\x00\x00\x00" + b"x" * 100)
     for jobs in (1, 2):
         with pytest.raises(FtdcError, match=r"metrics\.bad"):
-            derive_ftdc([good, bad], None, None, jobs=jobs)
+            derive_ftdc([good, bad], TimeWindow(), jobs=jobs)
 
 
 def test_report_with_workers_is_byte_for_byte_one_processs(tmp_path: Path) -> None:

@@ -101,3 +101,36 @@ def test_no_import_cycle() -> None:
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+def test_the_time_window_is_cut_in_one_place_and_inputs_told_apart_in_one() -> None:
+    """``--since``/``--until`` reach every source as one ``TimeWindow`` and are compared only in
+    ``model/window.py`` (FTDC, recordings and logs cut by one rule); what an input is, is decided
+    only in ``sources/inputs.py``."""
+    import re
+
+    compared = re.compile(r"(since|until)_(ms|s)\s*(<=|>=|<|>)|(<=|>=|<|>)\s*(since|until)_(ms|s)\b")
+    cuts = [name for name, text in _modules() if compared.search(text) and name != "ckptdiag/model/window.py"]
+    assert cuts == []
+    deciders = [
+        name
+        for name, text in _modules()
+        if re.search(r"^def (is_log|is_log_dir|is_log_input)\(|^    def classify\(", text, re.M)
+    ]
+    assert deciders == ["ckptdiag/sources/inputs.py"]
+
+
+def test_the_window_keeps_both_ends() -> None:
+    import numpy as np
+
+    from ckptdiag.model.window import TimeWindow
+
+    window = TimeWindow(1_000, 2_000)
+    assert window.keep_ms(np.array([999, 1_000, 1_500, 2_000, 2_001])).tolist() == [False, True, True, True, False]
+    assert window.keep_s(np.array([0.999, 1.0, 2.0, 2.0005])).tolist() == [False, True, True, False]
+    assert TimeWindow().whole and TimeWindow().keep_s(np.array([0.0, 1e12])).all()
+    error = window.empty("samples", "recordings", 0.0, 86_400.0)
+    assert (
+        error.message
+        == "no samples in the given window: the recordings hold 1970-01-01T00:00:00Z to 1970-01-02T00:00:00Z"
+    )

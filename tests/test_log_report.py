@@ -15,6 +15,7 @@ from ftdc_writer import SimServer, write_ftdc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.workflows.report import diagnose_window
 
 T0 = 1_700_000_000.0
@@ -68,7 +69,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_slow_writes_inside_checkpoints_are_found_with_exact_figures(pair: tuple[Path, Path]) -> None:
     ftdc, log = pair
-    report = diagnose_window((ftdc, log), None, None)
+    report = diagnose_window((ftdc, log))
     assert report.log is not None and report.log.slow_ops == 55
     c = report.log.correlation
     assert c is not None
@@ -90,10 +91,10 @@ def test_slow_writes_inside_checkpoints_are_found_with_exact_figures(pair: tuple
 
 def test_the_logs_open_config_feeds_the_settings_with_its_source(pair: tuple[Path, Path]) -> None:
     ftdc, log = pair
-    settings = diagnose_window((ftdc, log), None, None).dx.settings
+    settings = diagnose_window((ftdc, log)).dx.settings
     assert settings.eviction.dirty_target.value == pytest.approx(3.0)
     assert settings.eviction.dirty_target.source.startswith("log, 2023-11-14T22:11:40")
-    plain = diagnose_window((ftdc,), None, None).dx.settings
+    plain = diagnose_window((ftdc,)).dx.settings
     assert plain.eviction.dirty_target.value == pytest.approx(5.0)  # the version default without the log
 
 
@@ -211,7 +212,7 @@ def test_startup_options_from_the_log_stand_in_for_getcmdlineopts(tmp_path: Path
         mongod_line(_iso(-3600), "CONTROL", 21951, "initandlisten", "Options set by command line", {"options": options})
         + "\n"
     )
-    interval = diagnose_window((recording, log), None, None).dx.settings.interval
+    interval = diagnose_window((recording, log)).dx.settings.interval
     assert interval.value == 30 and interval.source.startswith("log options, ") and "syncPeriodSecs" in interval.source
 
 
@@ -223,7 +224,7 @@ def test_without_checkpoint_messages_bursts_of_slow_operations_stand_in_and_say_
     lines.sort(key=lambda line: json.loads(line)["t"]["$date"])
     log = tmp_path / "mongod.log"
     log.write_text("\n".join(lines) + "\n")
-    report = log_only_report([log], None, None)
+    report = log_only_report((log,), TimeWindow())
     dx = report.dx
     assert [e.evidence for e in dx.episodes] == ["slow-op-burst"] * 8
     assert dx.period_s == pytest.approx(60.0) and dx.severity == "ok"  # a guess is never a warning

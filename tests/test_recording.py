@@ -100,7 +100,7 @@ def test_damaged_lines_are_named_in_the_reports_evidence(tmp_path: Path) -> None
     lines[2] = b"\x00\x00garbage"
     lines[4] = b'{"type": "sample", "t": '
     path.write_bytes(b"\n".join(lines))
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     note = f"{path}: 2 damaged lines skipped (not JSON: line 3, 5)"
     assert report.source.damaged == (note,) and note in report.dx.evidence
 

@@ -51,7 +51,7 @@ def test_intermittent_bursts_are_judged_against_the_load_they_interrupted(tmp_pa
     two 8 s checkpoints inside bursts are the stalls, every 28 ms one between bursts says it had no
     load to interrupt, and the headline names the usual checkpoint, the stalls and the longest."""
     path, server, times = _bursty(tmp_path)
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     dx = report.dx
     assert isinstance(dx, Diagnosis)
     assert len(dx.episodes) == HOURS_2 // 60 + len(LONG)
@@ -87,7 +87,7 @@ def test_intermittent_bursts_draw_the_mean_line_and_their_peak(tmp_path: Path) -
     from ckptdiag.report.terminal import timeline_text
 
     path, _, _ = _bursty(tmp_path)
-    dx = diagnose_window((path,), None, None).dx
+    dx = diagnose_window((path,)).dx
     assert isinstance(dx, Diagnosis) and dx.timeline is not None
     assert ops_line(dx.timeline) == ("ops/s (mean)", "ops_s_mean")
     line = next(row for row in timeline_text(dx).plain.splitlines() if row.startswith("ops/s"))
@@ -98,7 +98,7 @@ def test_intermittent_bursts_draw_the_mean_line_and_their_peak(tmp_path: Path) -
 def _story(tmp_path: Path, server: SimServer, seconds: int) -> Diagnosis:
     path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
     write_ftdc(path, server, [float(i) for i in range(seconds)])
-    dx = diagnose_window((path,), None, None).dx
+    dx = diagnose_window((path,)).dx
     assert isinstance(dx, Diagnosis)
     return dx
 
@@ -215,7 +215,7 @@ def test_a_host_that_slept_keeps_its_metronome(tmp_path: Path) -> None:
     times = [float(i) for i in range(2700) if not any(a <= i < b for a, b in sleeps)]
     path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
     write_ftdc(path, server, times)
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     dx = report.dx
     assert isinstance(dx, Diagnosis) and dx.gaps == 2
     assert dx.checkpoint_period_s == pytest.approx(60.0) and dx.checkpoint_period_cv == pytest.approx(0.0, abs=0.01)
@@ -297,7 +297,7 @@ def _weeks(tmp_path: Path, durations: np.ndarray) -> Diagnosis:
 def _story_at(tmp_path: Path, server: SimServer, times: list[float]) -> Diagnosis:
     path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
     write_ftdc(path, server, times, chunk=1000)
-    dx = diagnose_window((path,), None, None).dx
+    dx = diagnose_window((path,)).dx
     assert isinstance(dx, Diagnosis)
     return dx
 
@@ -356,7 +356,7 @@ def test_the_long_view_in_every_format(tmp_path: Path) -> None:
     checkpoints = [(float(s), float(s + d)) for s, d in zip(starts, durations, strict=True)]
     path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
     write_ftdc(path, SimServer(checkpoints, stall_in=[(0, 0)], _fine=1.0), [60.0 * i for i in range(n)], chunk=1000)
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     doc = to_document(report)
     jsonschema.validate(doc, json.loads((REPO / "docs" / "report-schema.json").read_text()))
     history = doc["history"]
@@ -394,7 +394,7 @@ def test_a_long_windows_json_lists_its_worst_episodes_and_top_0_lists_all(tmp_pa
     times = sorted({*np.arange(0, n * 60.0, 10.0).tolist(), *fine})
     path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
     write_ftdc(path, server, times, chunk=3000)
-    report = diagnose_window((path,), None, None)
+    report = diagnose_window((path,))
     doc = to_document(report)
     listed = doc["checkpoints"]["episodes"]
     assert doc["checkpoints"]["listed"] == "worst" and len(listed) == JSON_TOP

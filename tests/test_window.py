@@ -18,6 +18,7 @@ from ckptdiag.analysis.distribution import EXACT_VALUES, Distribution
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.window import WindowDiagnoser
 from ckptdiag.facts import ServerFacts
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.workflows.ftdc_window import derive_ftdc
 from ckptdiag.workflows.report import diagnose_window
 
@@ -64,7 +65,7 @@ def ten_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_ten_day_directory_is_judged_a_day_at_a_time_the_same_in_any_pieces(ten_days: Path) -> None:
-    whole = derive_ftdc([ten_days], None, None, jobs=1)
+    whole = derive_ftdc([ten_days], TimeWindow(), jobs=1)
     assert whole.derived is not None
     facts = ServerFacts(version="7.0.0")
     one = diagnose(whole.derived, facts)
@@ -73,7 +74,7 @@ def test_a_ten_day_directory_is_judged_a_day_at_a_time_the_same_in_any_pieces(te
     assert len(one.episodes) == 10 * 1440  # every checkpoint the server counted, once
     assert one.history is not None and len(one.history.rows) == 11  # ten days from 22:13 UTC: eleven UTC days
     # the streamed report (files on both cores, never the whole window) is the same diagnosis
-    streamed = diagnose_window((ten_days,), None, None).dx
+    streamed = diagnose_window((ten_days,)).dx
     assert streamed.episodes == one.episodes and streamed.severity == one.severity
     assert streamed.baseline == one.baseline and streamed.evidence == one.evidence
 
@@ -82,7 +83,7 @@ def test_a_window_is_cut_only_where_no_checkpoint_runs(ten_days: Path, monkeypat
     """Blocks of an hour: every block ends at a sample whose running flag is down, so no
     checkpoint is cut in two, and every episode is found once."""
     monkeypatch.setattr(window_module, "BLOCK_S", 3600.0)
-    whole = derive_ftdc([ten_days], None, None, jobs=1)
+    whole = derive_ftdc([ten_days], TimeWindow(), jobs=1)
     assert whole.derived is not None
     short = diagnose(whole.derived, ServerFacts(version="7.0.0"))
     assert len(short.episodes) == 10 * 1440
@@ -101,7 +102,7 @@ def test_every_shared_input_in_pieces_and_blocks_is_the_same(path: Path, monkeyp
     """Real FTDC, cut into blocks of two hours and fed in pieces of 1,013 rows, against the same
     blocks fed whole (the shared inputs are a few days: one block by default, as always judged)."""
     monkeypatch.setattr(window_module, "BLOCK_S", 7200.0)
-    whole = derive_ftdc([path], None, None, jobs=1)
+    whole = derive_ftdc([path], TimeWindow(), jobs=1)
     assert whole.derived is not None
     facts = ServerFacts(version="4.2.0")
     _same(diagnose(whole.derived, facts), _in_pieces(whole.derived, facts, 1013))

@@ -14,6 +14,7 @@ from ckptdiag.cli.options import (
     report_options,
 )
 from ckptdiag.cli.output import err
+from ckptdiag.model.window import TimeWindow
 
 
 @click.command(context_settings=CONTEXT)
@@ -80,8 +81,8 @@ def report(
     """
     from ckptdiag.workflows.report import ReportRequest, run_report
 
-    window = (parse_time(since), parse_time(until))
-    request = ReportRequest(paths, *window, destinations(fmt, output), fail_on, 0 if episodes == "all" else top)
+    window = TimeWindow(parse_time(since), parse_time(until))
+    request = ReportRequest(paths, window, destinations(fmt, output), fail_on, 0 if episodes == "all" else top)
     ctx.exit(run_report(request, err))
 
 
@@ -129,8 +130,8 @@ def compare(
     from ckptdiag.workflows.compare import CompareRequest, CompareSide, run_compare
 
     request = CompareRequest(
-        CompareSide(before, parse_time(since_a), parse_time(until_a)),
-        CompareSide(after, parse_time(since_b), parse_time(until_b)),
+        CompareSide(before, TimeWindow(parse_time(since_a), parse_time(until_a))),
+        CompareSide(after, TimeWindow(parse_time(since_b), parse_time(until_b))),
         destinations(fmt, output),
         fail_on,
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.status import ExitStatus
 from ckptdiag.workflows.report import Destination, diagnose_window, write_text_output
 
@@ -15,8 +16,7 @@ class CompareSide:
     """One side of ``ckptdiag compare``: a recording, FTDC, or a JSON report, and a window."""
 
     path: Path
-    since_ms: int | None = None
-    until_ms: int | None = None
+    window: TimeWindow = field(default_factory=TimeWindow)
 
 
 def load_side(side: CompareSide) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def load_side(side: CompareSide) -> dict[str, Any]:
     from ckptdiag.report.document import to_document
 
     if side.path.suffix.lower() == ".json" and side.path.is_file():
-        if side.since_ms is not None or side.until_ms is not None:
+        if not side.window.whole:
             raise UsageError(f"{side.path} is a finished report: its window is fixed", "drop --since/--until for it")
         try:
             doc = json.loads(side.path.read_text())
@@ -40,7 +40,7 @@ def load_side(side: CompareSide) -> dict[str, Any]:
         return doc
     if not side.path.exists():
         raise InputError(f"{side.path} does not exist", "pass a recording, a diagnostic.data directory or a report")
-    return to_document(diagnose_window((side.path,), side.since_ms, side.until_ms))
+    return to_document(diagnose_window((side.path,), side.window))
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,13 @@ import pandas as pd
 
 from ckptdiag.analysis.series import PieceChain, same_row
 from ckptdiag.forking import may_fork
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_continuity
 from ckptdiag.sources.ftdc.files import ftdc_files
 from ckptdiag.sources.ftdc.frames import check_read, file_pieces, last_row
 from ckptdiag.workflows.workers import workers_for
 
+Task = tuple[Path, bool, Path | None, TimeWindow]  # a file, whether in a directory, the file before, the window
 ROWS_PER_PIECE = 100_000  # FTDC is derived a piece at a time: ~100k rows bound the memory
 PARALLEL_BYTES = 8 << 20  # less FTDC than this decodes faster than worker processes start
 
@@ -66,8 +68,7 @@ Sink = Callable[[pd.DataFrame, FtdcData], None]
 
 def derive_ftdc(
     paths: list[Path],
-    since_ms: int | None,
-    until_ms: int | None,
+    window: TimeWindow,
     jobs: int | None = None,
     sink: Sink | None = None,
 ) -> DerivedWindow:
@@ -80,14 +81,13 @@ def derive_ftdc(
     if jobs is None:
         size = sum(file.stat().st_size for file, _ in files)
         jobs = workers_for(len(files)) if size >= PARALLEL_BYTES and may_fork() else 1
-    windows = _in_workers(files, since_ms, until_ms, jobs) if jobs > 1 and len(files) > 1 else None
-    return _joined(files, since_ms, until_ms, windows, sink)
+    windows = _in_workers(files, window, jobs) if jobs > 1 and len(files) > 1 else None
+    return _joined(files, window, windows, sink)
 
 
 def _joined(
     files: list[tuple[Path, bool]],
-    since_ms: int | None,
-    until_ms: int | None,
+    window: TimeWindow,
     windows: Iterator[FileWindow] | None,
     sink: Sink | None,
 ) -> DerivedWindow:
@@ -97,26 +97,26 @@ def _joined(
     produced = False
     cache: dict[str, Any] = {}
     for file, in_dir in files:
-        window = next(windows) if windows is not None else None
-        joined = window is not None and same_row(window.seam, chain.last)
-        if window is None or not (joined or _wholly_before(window, chain.last)):
-            window, joined = derive_file(file, in_dir, since_ms, until_ms, chain.last, cache), True
-        if window.error is not None:
-            raise FtdcError(*window.error)
-        data.metadata += window.data.metadata
-        data.reports += window.data.reports
-        data.mongod |= window.data.mongod
-        produced |= window.produced
+        got = next(windows) if windows is not None else None
+        joined = got is not None and same_row(got.seam, chain.last)
+        if got is None or not (joined or _wholly_before(got, chain.last)):
+            got, joined = derive_file(file, in_dir, window, chain.last, cache), True
+        if got.error is not None:
+            raise FtdcError(*got.error)
+        data.metadata += got.data.metadata
+        data.reports += got.data.reports
+        data.mongod |= got.data.mongod
+        produced |= got.produced
         # derived after the very row before it (else it lies wholly before it: nothing to add)
-        if joined and window.latest is not None:
+        if joined and got.latest is not None:
             if sink is None:
-                chain.parts += window.parts
+                chain.parts += got.parts
             else:
-                for part in window.parts:
+                for part in got.parts:
                     sink(part, data)
-            chain.gaps += window.gaps
-            chain.restarts += window.restarts
-            chain.last = window.last
+            chain.gaps += got.gaps
+            chain.restarts += got.restarts
+            chain.last = got.last
     check_read(data, produced)
     if sink is not None:
         return DerivedWindow(None, chain.gaps, chain.restarts, data)
@@ -133,8 +133,7 @@ def _wholly_before(window: FileWindow, last: pd.DataFrame | None) -> bool:
 def derive_file(
     file: Path,
     in_dir: bool,
-    since_ms: int | None,
-    until_ms: int | None,
+    window: TimeWindow,
     seam: pd.DataFrame | None,
     cache: dict[str, Any],
 ) -> FileWindow:
@@ -144,7 +143,7 @@ def derive_file(
     latest: float | None = None
     produced = False
     try:
-        for piece in file_pieces(file, in_dir, since_ms, until_ms, ROWS_PER_PIECE, data, cache):
+        for piece in file_pieces(file, in_dir, window, ROWS_PER_PIECE, data, cache):
             produced = True
             top = float(piece["t"].iloc[-1])
             latest = top if latest is None else max(latest, top)
@@ -159,19 +158,19 @@ def derive_file(
 _CACHE: dict[str, Any] = {}  # a worker's chunk shapes, kept across the files it is given
 
 
-def _worker_file(task: tuple[Path, bool, Path | None, int | None, int | None]) -> FileWindow:
+def _worker_file(task: Task) -> FileWindow:
     """In a worker: one file, joined to the row the file before it ends on."""
     from ckptdiag.analysis.series import seam_row
 
-    file, in_dir, before, since_ms, until_ms = task
+    file, in_dir, before, window = task
     seam = None
     if before is not None:
-        row = last_row(before, since_ms, until_ms, _CACHE)
+        row = last_row(before, window, _CACHE)
         seam = None if row is None else seam_row(row)
-    return derive_file(file, in_dir, since_ms, until_ms, seam, _CACHE)
+    return derive_file(file, in_dir, window, seam, _CACHE)
 
 
-def _worker_files(tasks: list[tuple[Path, bool, Path | None, int | None, int | None]]) -> list[FileWindow]:
+def _worker_files(tasks: list[Task]) -> list[FileWindow]:
     """In a worker: a few files in turn."""
     return [_worker_file(task) for task in tasks]
 
@@ -199,14 +198,12 @@ def _quiet() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _in_workers(
-    files: list[tuple[Path, bool]], since_ms: int | None, until_ms: int | None, jobs: int
-) -> Iterator[FileWindow]:
+def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -> Iterator[FileWindow]:
     """Every file's window from ``jobs`` forked workers, in file order."""
     from concurrent.futures import Future, ProcessPoolExecutor
 
     before = _latest_before([file for file, _ in files])
-    tasks = [(file, in_dir, before[k], since_ms, until_ms) for k, (file, in_dir) in enumerate(files)]
+    tasks = [(file, in_dir, before[k], window) for k, (file, in_dir) in enumerate(files)]
     sys.stdout.flush()  # a forked worker must not write the parent's buffered output again
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)

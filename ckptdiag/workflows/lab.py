@@ -88,7 +88,7 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
         warn(f"lab: {scenario.name}: {scenario.summary}; {duration:g} s")
         run = _lab_run(request, scenario, config, duration, output, console, stop_signals)
         # the same report `ckptdiag report` gives on the recording, then the lab's ground truth
-        report = diagnose_window((run.recording,), None, None)
+        report = diagnose_window((run.recording,))
         write_report(report, "table", None)
         console.print(render_lab_run(run, [(e.start, e.stall) for e in report.dx.episodes]))
         if request.output:
@@ -109,7 +109,7 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
         warn(f"verify: the same scenario again with the recommended settings ({changes}); {duration:g} s")
         after_output = output.with_name(output.name.replace(".jsonl", ".after.jsonl"))
         after = _lab_run(request, scenario, after_config, duration, after_output, console, stop_signals)
-        after_report = diagnose_window((after.recording,), None, None)
+        after_report = diagnose_window((after.recording,))
         console.print(render_verify(report, after_report, run, after, overrides))
         if request.output:
             warn(f"after: recording {after.recording}; ground truth {after.truth_path}")

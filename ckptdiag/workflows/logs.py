@@ -10,59 +10,15 @@ from typing import TYPE_CHECKING
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.facts import ServerFacts
 from ckptdiag.model.logevents import LogEvents, LogReport
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.recording import utc_iso
 from ckptdiag.report.logonly import LogOnlyReport
 from ckptdiag.report.logsection import LogSection
+from ckptdiag.sources.inputs import is_log_input
 from ckptdiag.sources.logevents import scan_logs
-from ckptdiag.sources.mongodlog import MAX_LINE, parse_line
 
 if TYPE_CHECKING:
     import numpy as np
-
-LOG_LINES_PEEKED = 20  # the first lines that may tell a mongod log (any one of them will)
-LOG_PEEK_BYTES = 64 << 20  # read at most this much to find them (a first line may be a 2 MB query)
-
-
-def is_log(path: Path) -> bool:
-    """Whether ``path`` is a mongod log (plain or gzip): one of its first lines is one, in either
-    format (the first may be longer than any peek: a huge slow query)."""
-    import zlib
-
-    from ckptdiag.inputs import open_maybe_gzip
-
-    try:
-        with open_maybe_gzip(path) as fh:
-            budget = LOG_PEEK_BYTES
-            for _ in range(LOG_LINES_PEEKED):
-                line = fh.readline(MAX_LINE + 1)
-                budget -= len(line)
-                if not line:
-                    return False
-                if len(line) > MAX_LINE:  # too long to be a log line: past its end, to the next
-                    while not line.endswith(b"\n") and budget > 0 and line:
-                        line = fh.readline(1 << 20)
-                        budget -= len(line)
-                    continue
-                if parse_line(line) is not None:
-                    return True
-                if budget <= 0:
-                    return False
-    except (OSError, EOFError, zlib.error):
-        return False
-    return False
-
-
-def is_log_dir(path: Path) -> bool:
-    """A directory of mongod logs (``mongod.log`` and its rotations), not of FTDC or recordings."""
-    entries = [e for e in path.iterdir() if e.is_file()]
-    return not any(e.name.startswith("metrics.") for e in entries) and any(
-        ".log" in e.name and is_log(e) for e in entries
-    )
-
-
-def is_log_input(path: Path) -> bool:
-    """Whether an input is a mongod log: a log file, or a directory of them."""
-    return is_log_dir(path) if path.is_dir() else is_log(path)
 
 
 def check_logs(paths: tuple[Path, ...]) -> None:
@@ -79,15 +35,10 @@ def check_logs(paths: tuple[Path, ...]) -> None:
             )
 
 
-def read_logs(paths: list[Path], since_ms: int | None, until_ms: int | None) -> tuple[LogEvents, LogReport]:
+def read_logs(paths: tuple[Path, ...], window: TimeWindow) -> tuple[LogEvents, LogReport]:
     """The logs' events in the window (the open config from before it too), and what reading met."""
     report = LogReport()
-    events = scan_logs(
-        paths,
-        report,
-        since=since_ms / 1000 if since_ms is not None else None,
-        until=until_ms / 1000 if until_ms is not None else None,
-    )
+    events = scan_logs(paths, report, since=window.since_s, until=window.until_s)
     return events, report
 
 
@@ -104,12 +55,12 @@ def with_open_config(facts: ServerFacts, events: LogEvents) -> ServerFacts:
     return replace(facts, open_config=last.config, open_config_source=f"log, {utc_iso(last.t)}")
 
 
-def log_only_report(paths: list[Path], since_ms: int | None, until_ms: int | None) -> LogOnlyReport:
+def log_only_report(paths: tuple[Path, ...], window: TimeWindow) -> LogOnlyReport:
     """A report from mongod's log alone: its checkpoint messages and slow operations."""
     from ckptdiag.analysis.logonly import diagnose_log
     from ckptdiag.errors import InputError
 
-    events, report = read_logs(paths, since_ms, until_ms)
+    events, report = read_logs(paths, window)
     import numpy as np
 
     times = np.concatenate(
@@ -121,8 +72,8 @@ def log_only_report(paths: list[Path], since_ms: int | None, until_ms: int | Non
             "check --since/--until, or give the server's diagnostic.data beside the log",
         )
     clocked = plausible_span(times, report)
-    start = since_ms / 1000 if since_ms is not None else clocked[0]
-    end = until_ms / 1000 if until_ms is not None else clocked[1]
+    start = window.since_s if window.since_s is not None else clocked[0]
+    end = window.until_s if window.until_s is not None else clocked[1]
     dx = diagnose_log(events, start, end)
     section = LogSection.of(report, events, dx.correlation, (start, end))
     return LogOnlyReport(dx, section, ", ".join(map(str, paths)))

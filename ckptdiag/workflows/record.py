@@ -405,7 +405,7 @@ def record_and_diagnose(
         )
     if isinstance(result, ClusterResult):
         return result, _cluster_report(result, warn)
-    report = diagnose_window((path, *request.logs), None, None)
+    report = diagnose_window((path, *request.logs))
     if request.record.output is None:
         report = replace(report, source=replace(report.source, path="live recording (not kept: --save FILE keeps it)"))
     return result, report
@@ -415,10 +415,10 @@ def _cluster_report(result: ClusterResult, warn: Warn) -> Report | ClusterReport
     """The members' recordings (this run's, not whatever else the directory holds) reported
     together: one report each and the cluster view (one member found: its own report)."""
     from ckptdiag.workflows.members import group_members
-    from ckptdiag.workflows.report import cluster_report
+    from ckptdiag.workflows.report import WHOLE, cluster_report
 
     paths = tuple(m.path for m in result.members if m.result and m.result.samples and m.path and m.path.exists())
     members = group_members(paths)
     if len(members) == 1:
-        return diagnose_window(members[0].paths, None, None)
-    return cluster_report(members, None, None, warn)
+        return diagnose_window(members[0].paths)
+    return cluster_report(members, WHOLE, warn)

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag import recording
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.status import ExitStatus
 from ckptdiag.workflows import Warn
+
+WHOLE = TimeWindow()  # no --since or --until
 
 if TYPE_CHECKING:
     from ckptdiag.analysis.results import Diagnosis
@@ -16,6 +19,7 @@ if TYPE_CHECKING:
     from ckptdiag.outputs import Target
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.document import Report, ReportSource
+    from ckptdiag.sources.inputs import Inputs
     from ckptdiag.workflows.members import Member
 
 
@@ -33,36 +37,28 @@ class ReportRequest:
     """Everything ``ckptdiag report`` was asked to do."""
 
     paths: tuple[Path, ...]
-    since_ms: int | None
-    until_ms: int | None
+    window: TimeWindow
     outputs: tuple[Destination, ...]  # one diagnosis, each of these written from it
     fail_on: str = "critical"  # warn, critical or never
     top: int | None = None  # episodes listed (the worst, in time order): None the format's default, 0 all
 
 
 def _recordings_window(
-    recordings: list[Path], since_ms: int | None, until_ms: int | None
+    recordings: tuple[Path, ...], window: TimeWindow
 ) -> tuple[Any, ServerFacts, int, int, ReportSource]:
     """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
     from ckptdiag.analysis.series import derive
-    from ckptdiag.errors import InputError
+    from ckptdiag.facts import from_header
     from ckptdiag.report.document import ReportSource
 
     recs, skipped = _readable(recordings)
     frame = recording.join_frames([r.to_frame() for r in recs])
-    held = (
-        f": the recordings hold {recording.utc_iso(float(frame['t'].min()))[:19]}Z to "
-        f"{recording.utc_iso(float(frame['t'].max()))[:19]}Z"
-        if not frame.empty
-        else ""
-    )
-    if since_ms is not None:
-        frame = frame[frame["t"] * 1000 >= since_ms]
-    if until_ms is not None:
-        frame = frame[frame["t"] * 1000 <= until_ms]
+    held = (float(frame["t"].min()), float(frame["t"].max())) if not frame.empty else (None, None)
+    if not window.whole:
+        frame = frame[window.keep_s(frame["t"].to_numpy())]
     if frame.empty:
-        raise InputError(f"no samples in the given window{held}", "give --since/--until inside the recordings' times")
-    facts = _header_facts(recs[0].header)
+        raise window.empty("samples", "recordings", *held)
+    facts = from_header(recs[0].header)
     gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
     restarts = int(frame["segment"].max() - frame["segment"].min())
     damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
@@ -70,32 +66,7 @@ def _recordings_window(
     return derive(frame), facts, gaps, restarts, source
 
 
-def _header_facts(head: dict[str, Any]) -> ServerFacts:
-    """The server's facts from a recording's header; parts of the wrong type (a damaged or
-    hand-edited header) are left out, as if not recorded."""
-    from ckptdiag.facts import ServerFacts
-
-    def mapping(value: Any) -> dict[str, Any]:
-        return value if isinstance(value, dict) else {}
-
-    def text(value: Any) -> str | None:
-        return value if isinstance(value, str) else None
-
-    server, disks = mapping(head.get("server")), mapping(head.get("disks"))
-    devices = disks.get("devices")
-    return ServerFacts.from_documents(
-        version=text(server.get("version")),
-        host=text(server.get("host")),
-        cmdline=mapping(server.get("cmdline")),
-        host_info=mapping(server.get("host_info")),
-        devices=[d for d in devices if isinstance(d, str)] if isinstance(devices, list) else [],
-        dbpath=text(server.get("dbpath")),
-        parameters=mapping(server.get("parameters")),
-        filesystem=text(disks.get("filesystem")),
-    )
-
-
-def _readable(paths: list[Path]) -> tuple[list[recording.Recording], list[str]]:
+def _readable(paths: tuple[Path, ...]) -> tuple[list[recording.Recording], list[str]]:
     """The recordings that can be read, and a note for each that cannot: one bad file among
     several is skipped, not the end of the report (alone, its error is the report's)."""
     from ckptdiag.errors import InputError
@@ -114,92 +85,45 @@ def _readable(paths: list[Path]) -> tuple[list[recording.Recording], list[str]]:
     return recs, skipped
 
 
-def _split_inputs(paths: tuple[Path, ...]) -> tuple[list[Path], list[Path], list[Path]]:
-    """The inputs as (recordings, FTDC paths, mongod logs): a directory holding recordings and no
-    metrics.* files stands for its recordings, one holding mongod logs for its logs; anything but
-    a file or a directory is refused."""
-    from ckptdiag.inputs import check_readable
-    from ckptdiag.workflows.logs import is_log, is_log_dir
-
-    recordings: list[Path] = []
-    ftdc: list[Path] = []
-    logs: list[Path] = []
-    for path in paths:
-        check_readable(path)
-        if path.is_dir():
-            entries = sorted(e for e in path.iterdir() if e.is_file())
-            found = [e for e in entries if not e.name.startswith("metrics.") and recording.is_recording(e)]
-            if found and not any(e.name.startswith("metrics.") for e in entries):
-                recordings += found
-            elif is_log_dir(path):
-                logs.append(path)
-            else:
-                ftdc.append(path)
-        elif recording.is_recording(path):
-            recordings.append(path)
-        elif is_log(path):
-            logs.append(path)
-        else:
-            ftdc.append(path)
-    return recordings, ftdc, logs
-
-
-def _ftdc_facts(data: Any) -> ServerFacts:
-    """What the FTDC files' first metadata document says of the server."""
-    from ckptdiag.facts import ServerFacts
-
-    meta: Any = next((m["doc"] for m in data.metadata if m["type"] == 0), {})
-    meta = meta if isinstance(meta, dict) else {}
-    build = meta.get("buildInfo")
-    return ServerFacts.from_documents(
-        version=build.get("version") if isinstance(build, dict) else None,
-        host=None,
-        cmdline=meta.get("getCmdLineOpts"),
-        host_info=meta.get("hostInfo"),
-    )
-
-
-def _ftdc_diagnosis(
-    paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None, events: Any
-) -> tuple[Diagnosis, ReportSource]:
+def _ftdc_diagnosis(paths: tuple[Path, ...], window: TimeWindow, events: Any) -> tuple[Diagnosis, ReportSource]:
     """FTDC files read a file at a time (on every core: :mod:`.ftdc_window`), each part diagnosed
     as it comes (:mod:`ckptdiag.analysis.window`): the window is never held whole."""
     from ckptdiag.analysis.diagnosis import diagnosis
     from ckptdiag.analysis.window import WindowDiagnoser
-    from ckptdiag.facts import ServerFacts
+    from ckptdiag.facts import ServerFacts, from_ftdc_metadata
     from ckptdiag.report.document import ReportSource
     from ckptdiag.workflows import logs as mongod_logs
     from ckptdiag.workflows.ftdc_window import derive_ftdc
 
     def facts_of(data: Any) -> ServerFacts:
-        facts = _ftdc_facts(data)
+        facts = from_ftdc_metadata(data.metadata)
         return mongod_logs.with_open_config(facts, events) if events is not None else facts
 
-    window = WindowDiagnoser(ServerFacts())
+    stream = WindowDiagnoser(ServerFacts())
     known = [-1]  # metadata documents the facts were made from
 
     def sink(part: Any, data: Any) -> None:
         if len(data.metadata) != known[0]:  # the facts from what the files read so far say
-            window.facts, known[0] = facts_of(data), len(data.metadata)
-        window.add(part)
+            stream.facts, known[0] = facts_of(data), len(data.metadata)
+        stream.add(part)
 
-    read = derive_ftdc(list(paths), since_ms, until_ms, sink=sink)
+    read = derive_ftdc(list(paths), window, sink=sink)
     data = read.data
-    window.facts = facts_of(data)
+    stream.facts = facts_of(data)
     damage = tuple(f"{r.path}: {line}" for r in data.reports for line in (*r.damage, *([r.error] if r.error else [])))
     source = ReportSource("ftdc", ", ".join(map(str, paths)), damage, files=len(data.reports))
-    return diagnosis(window, gaps=read.gaps, restarts=read.restarts, notes=source.damaged), source
+    return diagnosis(stream, gaps=read.gaps, restarts=read.restarts, notes=source.damaged), source
 
 
-def diagnose_window(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report:
+def diagnose_window(paths: tuple[Path, ...], window: TimeWindow = WHOLE) -> Report:
     """Diagnose recordings or FTDC in a window, with mongod's logs where given, and advise on the
     diagnosis."""
-    return _diagnose(*_split_inputs(paths), since_ms, until_ms)
+    from ckptdiag.sources.inputs import Inputs
+
+    return _diagnose(Inputs.classify(paths), window)
 
 
-def _diagnose(
-    recordings: list[Path], ftdc: list[Path], logs: list[Path], since_ms: int | None, until_ms: int | None
-) -> Report:
+def _diagnose(inputs: Inputs, window: TimeWindow) -> Report:
     """:func:`diagnose_window` of inputs already told apart (recordings, FTDC, logs)."""
     from ckptdiag.advice.rules import recommend
     from ckptdiag.analysis.diagnosis import diagnose
@@ -207,16 +131,16 @@ def _diagnose(
     from ckptdiag.report.document import Report
     from ckptdiag.workflows import logs as mongod_logs
 
-    if recordings and ftdc:
+    if inputs.recordings and inputs.ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
-    events, read = mongod_logs.read_logs(logs, since_ms, until_ms) if logs else (None, None)
-    if recordings:
-        derived, facts, gaps, restarts, source = _recordings_window(recordings, since_ms, until_ms)
+    events, read = mongod_logs.read_logs(inputs.logs, window) if inputs.logs else (None, None)
+    if inputs.recordings:
+        derived, facts, gaps, restarts, source = _recordings_window(inputs.recordings, window)
         if events is not None:
             facts = mongod_logs.with_open_config(facts, events)
         dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
     else:
-        dx, source = _ftdc_diagnosis(tuple(ftdc), since_ms, until_ms, events)
+        dx, source = _ftdc_diagnosis(inputs.ftdc, window, events)
     if events is None or read is None:
         return Report(dx, source, recommend(dx))
     dx, section = mongod_logs.with_log(dx, events, read)
@@ -228,6 +152,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     return the exit status its verdict maps to under ``--fail-on``."""
     import tempfile
 
+    from ckptdiag.sources.inputs import Inputs
     from ckptdiag.workflows.members import group_members
 
     check_outputs(request.outputs, request.paths)  # before the work, and again before each write
@@ -238,22 +163,22 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             warn(f"note: {note}")
         if len(members) > 1:
             return _run_cluster(request, members, warn)
-        recordings, ftdc, logs = _split_inputs(members[0].paths)
-        if logs and not recordings and not ftdc:
-            return _run_log_only(request, logs, warn)
-        report = _diagnose(recordings, ftdc, logs, request.since_ms, request.until_ms)
+        inputs = Inputs.classify(members[0].paths)
+        if inputs.logs and not inputs.recordings and not inputs.ftdc:
+            return _run_log_only(request, inputs.logs, warn)
+        report = _diagnose(inputs, request.window)
     _warn_damage(report, warn)
     for out in request.outputs:
         write_report(report, out.fmt, out.path, protect=request.paths, top=request.top)
     return exit_status(report.dx.severity, request.fail_on)
 
 
-def _run_log_only(request: ReportRequest, logs: list[Path], warn: Warn) -> ExitStatus:
+def _run_log_only(request: ReportRequest, logs: tuple[Path, ...], warn: Warn) -> ExitStatus:
     """The report of mongod's log alone."""
     from ckptdiag.report.formats import render
     from ckptdiag.workflows.logs import log_only_report
 
-    log_report = log_only_report(logs, request.since_ms, request.until_ms)
+    log_report = log_only_report(logs, request.window)
     for line in log_report.log.damaged:
         warn(f"note: log: {line}")
     for out in request.outputs:
@@ -269,40 +194,40 @@ def _warn_damage(report: Report, warn: Warn, member: str = "") -> None:
         warn(f"note: {prefix}log: {line}")
 
 
-def _diagnose_one(paths: tuple[Path, ...], since_ms: int | None, until_ms: int | None) -> Report | str:
+def _diagnose_one(paths: tuple[Path, ...], window: TimeWindow) -> Report | str:
     """One member's report, or its error as one line (what crosses back from a worker)."""
     from ckptdiag.errors import CkptdiagError
 
     try:
-        return diagnose_window(paths, since_ms, until_ms)
+        return diagnose_window(paths, window)
     except CkptdiagError as exc:
         return exc.one_line()
 
 
-def _diagnose_all(members: list[Member], since_ms: int | None, until_ms: int | None) -> list[Report | str]:
+def _diagnose_all(members: list[Member], window: TimeWindow) -> list[Report | str]:
     """Every member's report, in worker processes where there are cores for them (the same
     reports as one process gives: each member is read and diagnosed whole by one worker)."""
     from ckptdiag.workflows.workers import workers_for
 
     workers = workers_for(len(members))
     if workers < 2:
-        return [_diagnose_one(m.paths, since_ms, until_ms) for m in members]
+        return [_diagnose_one(m.paths, window) for m in members]
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_diagnose_one, m.paths, since_ms, until_ms) for m in members]
+        futures = [pool.submit(_diagnose_one, m.paths, window) for m in members]
         return [f.result() for f in futures]
 
 
 def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
     """One report per member and the cluster view."""
-    cluster = cluster_report(members, request.since_ms, request.until_ms, warn)
+    cluster = cluster_report(members, request.window, warn)
     for out in request.outputs:
         write_report(cluster, out.fmt, out.path, protect=request.paths)
     return exit_status(cluster.dx.severity, request.fail_on)
 
 
-def cluster_report(members: list[Member], since_ms: int | None, until_ms: int | None, warn: Warn) -> ClusterReport:
+def cluster_report(members: list[Member], window: TimeWindow, warn: Warn) -> ClusterReport:
     """Every member's report and the cluster view over them; a member that cannot be read is a
     note (and it fails only when none can)."""
     from ckptdiag.analysis.cluster import diagnose_cluster
@@ -311,7 +236,7 @@ def cluster_report(members: list[Member], since_ms: int | None, until_ms: int | 
 
     reports: list[tuple[str, Report]] = []
     skipped: list[str] = []
-    for member, result in zip(members, _diagnose_all(members, since_ms, until_ms), strict=True):
+    for member, result in zip(members, _diagnose_all(members, window), strict=True):
         if isinstance(result, str):
             skipped.append(f"{member.name}: {result}")
             warn(f"note: member {member.name} skipped: {result}")

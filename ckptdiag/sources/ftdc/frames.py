@@ -16,8 +16,11 @@ from ckptdiag import catalogue
 from ckptdiag.model.disk import FTDC_DISK_FIELDS
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
 from ckptdiag.sources.ftdc.reference import Selection
+
+WHOLE = TimeWindow()  # no --since or --until
 
 
 @dataclass
@@ -154,7 +157,7 @@ def _is_wanted(path: str, wanted: frozenset[str]) -> bool:
     )
 
 
-def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int | None = None) -> FtdcData:
+def read_ftdc(paths: Iterable[Path], window: TimeWindow = WHOLE) -> FtdcData:
     """FTDC files or diagnostic.data directories as one frame: catalogue metrics, disks, time.
 
     Decodes only what the catalogue and the disk figures need; ``since``/``until`` (ms since the
@@ -163,7 +166,7 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
     """
     data = FtdcData(None, [], [])
     cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
-    pieces = [p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, since_ms, until_ms, data, cache)]
+    pieces = [p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, window, data, cache)]
     check_read(data, bool(pieces))
     data.frame = mark_continuity(_ordered(_build(pieces)))
     return data
@@ -172,8 +175,7 @@ def read_ftdc(paths: Iterable[Path], since_ms: int | None = None, until_ms: int 
 def file_pieces(
     file: Path,
     in_dir: bool,
-    since_ms: int | None,
-    until_ms: int | None,
+    window: TimeWindow,
     rows: int,
     into: FtdcData,
     cache: dict[str, Any],
@@ -187,7 +189,7 @@ def file_pieces(
     # chunk cost a third of the decoding time, and a dict of columns per chunk another sixth.
     pieces: list[tuple[list[str], np.ndarray, np.ndarray]] = []
     kept = 0
-    for piece in _windows(file, in_dir, since_ms, until_ms, into, cache):
+    for piece in _windows(file, in_dir, window, into, cache):
         pieces.append(piece)
         kept += piece[2].size
         if kept >= rows:
@@ -200,8 +202,7 @@ def file_pieces(
 def _windows(
     file: Path,
     in_dir: bool,
-    since_ms: int | None,
-    until_ms: int | None,
+    window: TimeWindow,
     into: FtdcData,
     cache: dict[str, Any],
 ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
@@ -216,19 +217,19 @@ def _windows(
         if not layout_of(item.selection).mongod:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
         into.mongod = True
-        piece = _in_window(item, since_ms, until_ms, report)
+        piece = _in_window(item, window, report)
         if piece is not None:
             yield piece
 
 
-def last_row(file: Path, since_ms: int | None, until_ms: int | None, cache: dict[str, Any]) -> Any:
+def last_row(file: Path, window: TimeWindow, cache: dict[str, Any]) -> Any:
     """The sample a metrics file ends on inside the window (its last mongod chunk's latest), as
     a one-row frame, or None when its end has none (or does not decode)."""
     scratch = FileReport(str(file))
     for chunk in last_chunks(file, _wanted(), cache):
         if not layout_of(chunk.selection).mongod:
             continue
-        piece = _in_window(chunk, since_ms, until_ms, scratch)
+        piece = _in_window(chunk, window, scratch)
         if piece is not None:
             return mark_continuity(_ordered(_build([piece]))).iloc[[-1]]
     return None
@@ -245,21 +246,16 @@ def check_read(data: FtdcData, produced: bool) -> None:
         raise _nothing_read(data.reports)
 
 
-def _when(ms: float) -> str:
-    """A time for an error line, to the second (UTC)."""
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(ms / 1000.0, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _nothing_read(reports: list[FileReport]) -> FtdcError:
     """Why no sample came out: the window, the damage found (the first file's, and how many were
     damaged), or no metric chunk at all."""
     if any(r.samples for r in reports):
         firsts = [r.first_ms for r in reports if r.first_ms is not None]
         lasts = [r.last_ms for r in reports if r.last_ms is not None]
-        held = f": the files hold {_when(min(firsts))} to {_when(max(lasts))}" if firsts and lasts else ""
-        return FtdcError(f"no FTDC samples in the given window{held}", "give --since/--until inside the files' times")
+        first, last = (min(firsts) / 1000, max(lasts) / 1000) if firsts and lasts else (None, None)
+        error = WHOLE.empty("FTDC samples", "files", first, last, FtdcError)
+        assert isinstance(error, FtdcError)
+        return error
     damaged = [r for r in reports if r.error]
     unreadable = [r for r in damaged if r.hint]
     if unreadable and len(unreadable) == len(damaged):  # not damage: the files could not be opened
@@ -274,9 +270,7 @@ def _nothing_read(reports: list[FileReport]) -> FtdcError:
     return FtdcError("no FTDC metric chunks found", "give mongod's diagnostic.data directory or its metrics.* files")
 
 
-def _in_window(
-    chunk: Chunk, since_ms: int | None, until_ms: int | None, report: FileReport
-) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> tuple[list[str], np.ndarray, np.ndarray] | None:
     """A chunk's frame columns for its samples inside the window -> (names, block, times in s), or
     None when none is. The names list is one object per shape: :func:`_build` joins a run of one
     shape at once. Samples whose time is impossible are dropped and counted in ``report``."""
@@ -298,10 +292,7 @@ def _in_window(
         low, high = float(seen.min()), float(seen.max())
         report.first_ms = low if report.first_ms is None else min(report.first_ms, low)
         report.last_ms = high if report.last_ms is None else max(report.last_ms, high)
-    if since_ms is not None:
-        keep &= start >= since_ms
-    if until_ms is not None:
-        keep &= start <= until_ms
+    keep &= window.keep_ms(start)
     if not keep.any():
         return None
     block = layout.block(chunk.values)
