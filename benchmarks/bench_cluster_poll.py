@@ -53,8 +53,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from ckptdiag.clock import SystemClock
-    from ckptdiag.cluster_recorder import ClusterRecorder
     from ckptdiag.recording import read_recording
+    from ckptdiag.recording.cluster import ClusterRecorder
     from ckptdiag.sources.connection import ConnectOptions
     from ckptdiag.sources.devices import DiskPlan
     from ckptdiag.sources.discovery import MemberAddress, Topology

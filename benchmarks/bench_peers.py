@@ -58,7 +58,7 @@ print(json.dumps({"samples": max((len(v) for v in points.values()), default=0), 
 
 def wanted_names() -> list[str]:
     """The FTDC paths ckptdiag's report reads (the catalogue's every spelling), as FTDC names them."""
-    from ckptdiag import catalogue
+    from ckptdiag.model import catalogue
 
     return sorted("serverStatus." + ".".join(path) for path in catalogue.metric_paths())
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _measure import run_tree
 from synth import Server
 
-from ckptdiag import catalogue
+from ckptdiag.model import catalogue
 from ckptdiag.model.disk import FIELD_NAMES
 from ckptdiag.recording import RecordingWriter, header
 

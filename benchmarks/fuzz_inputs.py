@@ -207,7 +207,7 @@ def _readers_agree(path: Path) -> bool:
 def redaction_case(rng: np.random.Generator) -> Callable[[], str]:
     from urllib.parse import quote
 
-    from ckptdiag.redact import redact_doc, redact_uri
+    from ckptdiag.guard.redact import redact_doc, redact_uri
 
     alphabet = [chr(c) for c in range(33, 127)] + ["é", "ß", "€"]
     password = "Q7" + "".join(rng.choice(alphabet, size=int(rng.integers(4, 20))))

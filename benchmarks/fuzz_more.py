@@ -161,7 +161,7 @@ _SPELLINGS = (
 
 def spelling_case(rng: np.random.Generator, d: Path) -> Case:
     def run() -> str:
-        from ckptdiag.redact import redact_text
+        from ckptdiag.guard.redact import redact_text
 
         secret = "Q7" + "".join(chr(int(c)) for c in rng.integers(0x30, 0x7A, int(rng.integers(4, 16))))
         secret = "".join(c for c in secret if c not in ",()=\"'\\ :;&<>[]{}`")
@@ -178,7 +178,7 @@ def spelling_case(rng: np.random.Generator, d: Path) -> Case:
 
 def target_case(rng: np.random.Generator, d: Path) -> Case:
     def run() -> str:
-        from ckptdiag.outputs import check_target, write_text
+        from ckptdiag.guard.outputs import check_target, write_text
 
         shutil.rmtree(d, ignore_errors=True)
         data = d / "data" / "a" / "b"

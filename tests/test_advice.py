@@ -13,9 +13,9 @@ from ckptdiag.advice.model import CheckpointShape, at_interval
 from ckptdiag.advice.rules import Advice, recommend
 from ckptdiag.analysis.diagnosis import Diagnosis, diagnose
 from ckptdiag.analysis.series import derive
-from ckptdiag.engine_config import merge_config
-from ckptdiag.engine_config import resolve as current_settings
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.engine_config import merge_config
+from ckptdiag.model.engine_config import resolve as current_settings
+from ckptdiag.model.facts import ServerFacts
 from ckptdiag.report.document import Report, ReportSource, to_document
 from ckptdiag.report.html_page import render_html
 from ckptdiag.report.markdown import render_markdown

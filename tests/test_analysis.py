@@ -13,8 +13,8 @@ from ckptdiag.analysis.diagnosis import diagnose, hurts
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.series import derive
-from ckptdiag.engine_config import EvictionSettings, resolve
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.engine_config import EvictionSettings, resolve
+from ckptdiag.model.facts import ServerFacts
 from ckptdiag.model.window import TimeWindow
 
 F42 = "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"

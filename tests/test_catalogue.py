@@ -8,8 +8,8 @@ import pytest
 from bson import json_util
 from conftest import load_status, status_files
 
-from ckptdiag import catalogue
-from ckptdiag.catalogue import CATALOGUE, CORE, Kind, coverage, eviction_state_flags, parse_version
+from ckptdiag.model import catalogue
+from ckptdiag.model.catalogue import CATALOGUE, CORE, Kind, coverage, eviction_state_flags, parse_version
 
 
 def _doc(path: Path) -> dict:

@@ -15,8 +15,8 @@ from ckptdiag.advice.recommendation import Advice, Recommendation
 from ckptdiag.advice.rules import lowers_a_trigger, recommend, without_contradictions
 from ckptdiag.analysis.diagnosis import diagnose
 from ckptdiag.analysis.series import derive
-from ckptdiag.engine_config import percent_of_cache, resolve
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.engine_config import percent_of_cache, resolve
+from ckptdiag.model.facts import ServerFacts
 
 GB = 2**30
 

@@ -247,7 +247,7 @@ def test_rediscovery_that_reaches_only_a_shard_does_not_drop_the_others() -> Non
     """After a mongos goes away, asking a known member finds only its own set: not a reason to
     stop recording the other shards."""
     from ckptdiag.clock import SystemClock
-    from ckptdiag.cluster_recorder import ClusterRecorder
+    from ckptdiag.recording.cluster import ClusterRecorder
     from ckptdiag.sources.discovery import MemberAddress, Topology
 
     whole = Topology("sharded cluster", (MemberAddress("a:1", "s0", "s0"), MemberAddress("b:1", "s1", "s1")))

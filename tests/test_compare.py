@@ -13,7 +13,7 @@ from synth import Server, write_recording
 from ckptdiag.advice.rules import recommend
 from ckptdiag.analysis.diagnosis import diagnose
 from ckptdiag.analysis.series import derive
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.facts import ServerFacts
 from ckptdiag.report import formats
 from ckptdiag.report.compare import compare, figures, render_compare_markdown
 from ckptdiag.report.document import Report, ReportSource, to_document

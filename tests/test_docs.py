@@ -8,9 +8,9 @@ import click
 from click.testing import CliRunner
 from conftest import REPO
 
-from ckptdiag import catalogue
 from ckptdiag.cli import cli
 from ckptdiag.cli.options import connection_options
+from ckptdiag.model import catalogue
 from ckptdiag.status import ExitStatus
 
 

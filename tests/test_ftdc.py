@@ -14,7 +14,7 @@ import pytest
 from conftest import SHARED_DATA, shared_path
 from ftdc_writer import _varint
 
-from ckptdiag import catalogue
+from ckptdiag.model import catalogue
 from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import (
     INT64_MIN,
@@ -312,7 +312,7 @@ def test_isal_inflates_every_real_chunk_to_the_same_bytes_as_zlib() -> None:
     files = _real_files()
     if not files:
         pytest.skip("shared data not available")
-    from ckptdiag import inflate
+    from ckptdiag.guard import inflate
 
     assert inflate.zlib_like is isal_zlib  # installed, so chunks are inflated by it
     chunks = 0
@@ -326,7 +326,7 @@ def test_isal_inflates_every_real_chunk_to_the_same_bytes_as_zlib() -> None:
 
 
 def test_a_damaged_zlib_stream_is_one_message_whichever_library_inflates(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ckptdiag import inflate
+    from ckptdiag.guard import inflate
     from ckptdiag.sources.ftdc import deltas
 
     good = zlib.compress(bytes(range(256)) * 64)

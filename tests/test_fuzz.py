@@ -148,7 +148,7 @@ _secret = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=0x2FF),
 def test_no_uri_redaction_ever_shows_the_password(user: str, password: str, escape: bool, tail: str) -> None:
     from urllib.parse import quote
 
-    from ckptdiag.redact import REDACTED, redact_uri
+    from ckptdiag.guard.redact import REDACTED, redact_uri
 
     typed = quote(password, safe="") if escape else password
     shown = redact_uri(f"mongodb://{user}:{typed}@db1.example.net:27017{tail}")
@@ -161,7 +161,7 @@ def test_no_uri_redaction_ever_shows_the_password(user: str, password: str, esca
     _secret.filter(lambda s: not set(s) & set(',()="\\ ')), st.sampled_from(["secretkey", "keyid", "ldapQueryPassword"])
 )
 def test_no_config_or_argv_redaction_ever_shows_the_secret(secret: str, name: str) -> None:
-    from ckptdiag.redact import redact_doc
+    from ckptdiag.guard.redact import redact_doc
 
     config = f"cache_size=1G,encryption=(name=AES256-CBC,{name}={secret}),eviction_target=80"
     doc = {
@@ -233,7 +233,7 @@ def test_the_boundary_redactor_hides_every_spelling_of_a_secret(
     """Property: whatever surrounds it, a secret written in any of WiredTiger's, MongoDB's, JSON's,
     HTML's or a command line's spellings never passes redact_text; and redacting twice changes
     nothing more."""
-    from ckptdiag.redact import redact_text
+    from ckptdiag.guard.redact import redact_text
 
     text = f"{before} {spelling.format(n=name, v=secret)} {after}"
     shown = redact_text(text, marker)
@@ -244,7 +244,7 @@ def test_the_boundary_redactor_hides_every_spelling_of_a_secret(
 @BUDGET
 @given(_secret, st.sampled_from(["/", "?", "#", "@", ":", "%", " x"]), _AROUND)
 def test_the_boundary_redactor_hides_a_uris_password_however_malformed(secret: str, bad: str, around: str) -> None:
-    from ckptdiag.redact import redact_text
+    from ckptdiag.guard.redact import redact_text
 
     password = f"{secret}{bad}{secret[::-1]}"
     if any(c.isspace() for c in password):
@@ -260,7 +260,7 @@ def test_the_boundary_redactor_changes_no_real_report() -> None:
     metric's name, an index's key pattern are not secrets); the JSON stays JSON."""
     from conftest import SHARED_DATA
 
-    from ckptdiag.redact import HTML_REDACTED, REDACTED, redact_text
+    from ckptdiag.guard.redact import HTML_REDACTED, REDACTED, redact_text
     from ckptdiag.report.document import render_json, to_document
     from ckptdiag.report.formats import render
     from ckptdiag.report.html_page import render_html

@@ -15,13 +15,13 @@ import pytest
 
 pytest.importorskip("wiredtiger")
 
-from ckptdiag import catalogue
 from ckptdiag.errors import CkptdiagError
 from ckptdiag.lab import config as lab_config_module
 from ckptdiag.lab.config import LabConfig
 from ckptdiag.lab.engine import LabEngine
 from ckptdiag.lab.run import SCENARIO_ONLY, SERVE_FLAGS, LabProcess, serve_command
 from ckptdiag.lab.scenarios import get_scenario
+from ckptdiag.model import catalogue
 from ckptdiag.recording import read_recording
 
 SMALL = LabConfig(cache_mb=256, checkpoint_s=2, write_rate=3000, threads=2)

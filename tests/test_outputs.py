@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from synth import Server, write_recording
 
 from ckptdiag.errors import OutputError
-from ckptdiag.outputs import STDOUT, StagedFile, check_target, write_text
+from ckptdiag.guard.outputs import STDOUT, StagedFile, check_target, write_text
 from ckptdiag.recording import RecordingWriter, build_sample, header, read_recording
 
 

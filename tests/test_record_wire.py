@@ -18,7 +18,7 @@ import pytest
 from conftest import load_status, run_cli, shared_path
 from wire import advancing, replay
 
-from ckptdiag import catalogue
+from ckptdiag.model import catalogue
 from ckptdiag.recording import read_recording
 
 pytest.importorskip("mockupdb")

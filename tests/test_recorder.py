@@ -10,8 +10,8 @@ import pytest
 from fakes import FakeClock, ScriptedSource, server_info, status_doc
 
 from ckptdiag.errors import ConnectError
-from ckptdiag.recorder import Sampler
 from ckptdiag.recording import RecordingWriter, read_recording
+from ckptdiag.recording.recorder import Sampler
 
 
 def _run(tmp_path: Path, source: ScriptedSource, clock: FakeClock, duration: float, **kw):  # type: ignore[no-untyped-def]

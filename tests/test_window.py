@@ -17,7 +17,7 @@ from ckptdiag.analysis.diagnosis import diagnose, diagnosis
 from ckptdiag.analysis.distribution import EXACT_VALUES, Distribution
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.window import WindowDiagnoser
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.facts import ServerFacts
 from ckptdiag.model.window import TimeWindow
 from ckptdiag.workflows.ftdc_window import derive_ftdc
 from ckptdiag.workflows.report import diagnose_window

@@ -18,7 +18,7 @@ from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
 from ckptdiag.analysis.verdict import hurts
-from ckptdiag.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache
+from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache
 
 SATURATED_UTIL_PCT = 90.0  # %util a disk shows when it takes no more
 STOPPED_OPS_RATIO = 0.1  # writes stop: at most 10 % of the usual in the typical checkpoint

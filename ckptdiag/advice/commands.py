@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
-from ckptdiag.engine_config import EngineSettings, merge_config, render_config
+from ckptdiag.model.engine_config import EngineSettings, merge_config, render_config
 
 CACHE_KEY = "cache_size"  # persistently the cache is mongod's own option, not part of configString
 

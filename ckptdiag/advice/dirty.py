@@ -13,7 +13,7 @@ from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
-from ckptdiag.engine_config import (
+from ckptdiag.model.engine_config import (
     DEFAULT_DIRTY_TARGET,
     DEFAULT_DIRTY_TRIGGER,
     DEFAULT_INTERVAL_S,

@@ -10,7 +10,7 @@ from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb, plural
 from ckptdiag.analysis.results import Diagnosis, OtherStall
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
-from ckptdiag.engine_config import DEFAULT_DIRTY_TARGET, DEFAULT_EVICTION_THREADS
+from ckptdiag.model.engine_config import DEFAULT_DIRTY_TARGET, DEFAULT_EVICTION_THREADS
 
 RECOMMENDED_EVICTION_TARGET = 75.0
 RECOMMENDED_EVICTION_TRIGGER = 97.0

@@ -13,7 +13,7 @@ from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
-from ckptdiag.engine_config import DEFAULT_INTERVAL_S, EngineSettings
+from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S, EngineSettings
 
 TARGET_CHECKPOINT_S = 1.0  # aim for checkpoints the disk writes in about a second
 # ... but where writes stop outright while a checkpoint runs (the typical one keeps at most 10 %

@@ -7,7 +7,7 @@ from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.verdict import hurts
-from ckptdiag.engine_config import DEFAULT_COMMIT_MS
+from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS
 
 SATURATED_UTIL_PCT = 90.0
 

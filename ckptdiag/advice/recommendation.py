@@ -9,7 +9,7 @@ from typing import Any
 from ckptdiag.advice.cause import Cause
 from ckptdiag.advice.changes import Change
 from ckptdiag.advice.commands import Commands
-from ckptdiag.engine_config import EngineSettings
+from ckptdiag.model.engine_config import EngineSettings
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from ckptdiag.advice.proof import proven
 from ckptdiag.advice.recommendation import Advice, Recommendation
 from ckptdiag.advice.throttle import io_capacity_rule
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.engine_config import percent_of_cache
+from ckptdiag.model.engine_config import percent_of_cache
 
 # a rule reads the diagnosis and the causes it shows (advice/cause.py)
 Rule = Callable[[Diagnosis, frozenset[str]], Recommendation | None]

@@ -16,7 +16,7 @@ from ckptdiag.advice.model import CheckpointShape, checkpoint_shape
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.engine_config import DEFAULT_INTERVAL_S, Setting
+from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S, Setting
 
 
 @dataclass(frozen=True)

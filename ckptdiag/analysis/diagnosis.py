@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ckptdiag import engine_config
 from ckptdiag.analysis.episodes import period
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.history import growth_findings, history
@@ -18,7 +17,8 @@ from ckptdiag.analysis.results import Diagnosis, Episode, History
 from ckptdiag.analysis.summary import summary_sentence
 from ckptdiag.analysis.verdict import hurts, verdict
 from ckptdiag.analysis.window import WindowDiagnoser, disk_note
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model import engine_config
+from ckptdiag.model.facts import ServerFacts
 
 __all__ = ["Diagnosis", "diagnose", "hurts"]
 

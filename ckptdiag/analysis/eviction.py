@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ckptdiag import catalogue
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.results import EvictionSummary
-from ckptdiag.engine_config import EvictionSettings
+from ckptdiag.model import catalogue
+from ckptdiag.model.engine_config import EvictionSettings
 
 
 def levels(cols: Columns, settings: EvictionSettings) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.analysis.stats import p99_bound_ms
-from ckptdiag.catalogue import checkpoint_running
+from ckptdiag.model.catalogue import checkpoint_running
 from ckptdiag.model.disk import DiskCounters, disk_rates
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ckptdiag.engine_config import EngineSettings
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.engine_config import EngineSettings
+from ckptdiag.model.facts import ServerFacts
 
 
 @dataclass(frozen=True, slots=True)

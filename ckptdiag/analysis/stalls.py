@@ -16,7 +16,7 @@ from ckptdiag.analysis.thresholds import (
     STALL_OPS_RATIO,
     UPDATES_NEAR_TARGET,
 )
-from ckptdiag.engine_config import EvictionSettings
+from ckptdiag.model.engine_config import EvictionSettings
 
 # the operations held up by a stall complete in the seconds after it: their latency shows the wait
 LATENCY_SAMPLES_AFTER = 2

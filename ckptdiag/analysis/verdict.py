@@ -14,7 +14,7 @@ from ckptdiag.analysis.thresholds import (
     UTIL_SATURATED_PCT,
     WARN_HURT_SHARE,
 )
-from ckptdiag.engine_config import EvictionSettings
+from ckptdiag.model.engine_config import EvictionSettings
 
 NO_LOAD = f"no load in the {LOAD_BEFORE_S:g} s before it (under {MIN_BASELINE_OPS:g} ops/s): nothing to interrupt"
 GONE = "load stopped with it and did not come back"

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ckptdiag import engine_config
 from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_baseline
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
@@ -44,7 +43,8 @@ from ckptdiag.analysis.thresholds import (
     RECOVERY_WINDOW_S,
 )
 from ckptdiag.analysis.timeline import TimelineTally
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model import engine_config
+from ckptdiag.model.facts import ServerFacts
 
 EPISODE_COLUMNS = ("t", "dt", "ckpt_starts", "ckpt_running", "ckpt_total_ms", "ckpt_recent_ms", "ckpt_bytes")
 BLOCK_S = 86_400.0  # a block of a long window: a day of samples

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def permission_line(exc: PermissionError) -> str:
     """A refusal to read or write as one line, with what to do about it."""
-    from ckptdiag.inputs import permission_hint
+    from ckptdiag.guard.inputs import permission_hint
 
     where = f" {exc.filename}" if exc.filename else ""
     return f"permission denied:{where} (hint: {permission_hint(exc)})"

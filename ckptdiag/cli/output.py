@@ -2,7 +2,7 @@
 
 :func:`guard_streams` replaces ``sys.stdout`` and ``sys.stderr`` for the whole run, so that every
 string printed (a report, a click usage error quoting an option's value, a driver's message, a
-live status line) passes :func:`ckptdiag.redact.redact_text` before it leaves the process.
+live status line) passes :func:`ckptdiag.guard.redact.redact_text` before it leaves the process.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import click
 
-from ckptdiag.redact import redact_text
+from ckptdiag.guard.redact import redact_text
 
 # C0 controls (but tab) and DEL: an input's name or a hosts file's line printed in a message
 # must not move the cursor, clear the screen or set the terminal's title

@@ -25,12 +25,12 @@ from typing import Any
 from ckptdiag import recording
 from ckptdiag.clock import SystemClock
 from ckptdiag.errors import CkptdiagError
+from ckptdiag.guard.outputs import check_target, write_text
 from ckptdiag.lab import modeldisk
 from ckptdiag.lab.config import LabConfig
 from ckptdiag.lab.scenarios import Scenario
 from ckptdiag.lab.truth import TruthSummary, summarize
-from ckptdiag.outputs import check_target, write_text
-from ckptdiag.recorder import DiskReader, RecordResult, record_into
+from ckptdiag.recording.recorder import DiskReader, RecordResult, record_into
 from ckptdiag.sources.connection import ConnectOptions
 from ckptdiag.sources.devices import DiskPlan, plan_disks
 from ckptdiag.sources.diskstats import read_diskstats

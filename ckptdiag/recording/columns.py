@@ -9,7 +9,7 @@ from functools import partial
 from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
-from ckptdiag.sanity import is_number
+from ckptdiag.model.sanity import is_number
 
 if TYPE_CHECKING:
     import numpy as np
@@ -232,7 +232,7 @@ def checked(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tupl
     whose time is not 1970-2255 are dropped, the rest are put in time order (stable)."""
     import numpy as np
 
-    from ckptdiag.sanity import plausible_times, reject_absurd
+    from ckptdiag.model.sanity import plausible_times, reject_absurd
 
     if not columns or not len(columns["t"]):
         return columns, (0, 0, 0)

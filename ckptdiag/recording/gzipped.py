@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from ckptdiag import inflate
+from ckptdiag.guard import inflate
 
 
 def text_of(raw: bytes) -> tuple[bytes, int, bool, bool]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import head, open_maybe_gzip
+from ckptdiag.guard.inputs import head, open_maybe_gzip
 from ckptdiag.recording.writer import FORMAT, FORMAT_VERSION
 
 

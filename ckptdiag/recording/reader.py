@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ckptdiag import forking
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable
+from ckptdiag.guard.inputs import check_readable
 
 if TYPE_CHECKING:
     import numpy as np

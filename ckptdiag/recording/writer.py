@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ckptdiag import __version__, catalogue
+from ckptdiag import __version__
 from ckptdiag.errors import OutputError
+from ckptdiag.guard.outputs import StagedFile, check_target
+from ckptdiag.guard.redact import redact_text
+from ckptdiag.model import catalogue
 from ckptdiag.model.disk import DiskCounters
-from ckptdiag.outputs import StagedFile, check_target
-from ckptdiag.redact import redact_text
 
 FORMAT = "ckptdiag-recording"
 FORMAT_VERSION = 1

@@ -8,7 +8,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from ckptdiag import catalogue
+from ckptdiag.model import catalogue
 
 
 def render_catalogue(fmt: str) -> str:

@@ -17,7 +17,7 @@ from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
 from ckptdiag.analysis.results import Diagnosis, Episode, History, OtherStall
 from ckptdiag.analysis.verdict import listed_count, worst_episodes
-from ckptdiag.engine_config import EngineSettings
+from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
 
 if TYPE_CHECKING:  # a report without a log never loads the log's modules

@@ -15,7 +15,7 @@ from ckptdiag.analysis.results import Baseline, Diagnosis
 from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.timeline import ops_line
 from ckptdiag.analysis.verdict import hurts, listed_count, worst_episodes
-from ckptdiag.engine_config import EngineSettings
+from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
 from ckptdiag.report.document import Report, iso
 from ckptdiag.report.fmt import fmt

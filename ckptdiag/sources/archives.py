@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ckptdiag.errors import InputError
-from ckptdiag.inflate import inflate_prefix
+from ckptdiag.guard.inflate import inflate_prefix
 
 SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 MAX_FILE_BYTES = 1 << 30  # one file taken out (mongod's FTDC files are 10 MB by default)

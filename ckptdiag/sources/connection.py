@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ckptdiag.errors import UsageError
-from ckptdiag.redact import redact_uri
+from ckptdiag.guard.redact import redact_uri
 
 DEFAULT_URI = "mongodb://localhost:27017"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ckptdiag import recording
-from ckptdiag.inputs import check_readable, open_maybe_gzip
+from ckptdiag.guard.inputs import check_readable, open_maybe_gzip
 from ckptdiag.sources.mongodlog import MAX_LINE, parse_line
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ckptdiag.guard.redact import redact_doc, redact_text
 from ckptdiag.model.logevents import (
     CheckpointMessage,
     EngineOpen,
@@ -22,8 +23,7 @@ from ckptdiag.model.logevents import (
     SlowOpsBuilder,
     Waits,
 )
-from ckptdiag.redact import redact_doc, redact_text
-from ckptdiag.sanity import as_float
+from ckptdiag.model.sanity import as_float
 from ckptdiag.sources.logshapes import COMMANDS, KINDS, QUOTED, past_documents, shape_name, shape_ns, shape_plan
 from ckptdiag.sources.mongodlog import LogLine, Wanted, read_log
 

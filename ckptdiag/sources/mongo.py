@@ -29,9 +29,9 @@ from pymongo.errors import (
     ServerSelectionTimeoutError,
 )
 
-from ckptdiag import catalogue
 from ckptdiag.errors import ConnectError, UsageError
-from ckptdiag.redact import redact_doc, scrub, unescaped_credentials
+from ckptdiag.guard.redact import redact_doc, scrub, unescaped_credentials
+from ckptdiag.model import catalogue
 from ckptdiag.sources.connection import ConnectOptions
 from ckptdiag.sources.refusals import (
     AUTH_FAILED,
@@ -392,7 +392,7 @@ def read_reply(reply: Mapping[str, Any]) -> dict[str, Any]:
     return dict(reply)
 
 
-PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")  # engine_config.py reads
+PARAMETERS = ("syncdelay", "journalCommitInterval", "wiredTigerEngineRuntimeConfig")  # model/engine_config.py reads
 
 
 @dataclass(frozen=True)

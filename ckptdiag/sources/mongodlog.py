@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable, open_maybe_gzip
+from ckptdiag.guard.inputs import check_readable, open_maybe_gzip
 from ckptdiag.model.logevents import LogReport
 
 try:  # orjson parses a slow-query line several times faster than json

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pymongo.errors import OperationFailure, PyMongoError, ServerSelectionTimeoutError
 
 from ckptdiag.errors import ConnectError
-from ckptdiag.redact import scrub
+from ckptdiag.guard.redact import scrub
 from ckptdiag.sources.connection import ConnectOptions
 
 UNAUTHORIZED = 13

@@ -32,7 +32,7 @@ class FleetHost:
     @property
     def name(self) -> str:
         """The URI's hosts (never its credentials): how the index and the files name it."""
-        from ckptdiag.redact import uri_hosts
+        from ckptdiag.guard.redact import uri_hosts
 
         return uri_hosts(self.uri) or f"line {self.line}"
 
@@ -41,8 +41,8 @@ def read_hosts(path: Path) -> tuple[FleetHost, ...]:
     """The hosts file: one ``mongodb://`` or ``mongodb+srv://`` URI, or ``host[:port]``, a line;
     blank lines and ``#`` comments (a whole line, or after a space) are ignored."""
     from ckptdiag.errors import InputError, UsageError
-    from ckptdiag.inputs import check_readable
-    from ckptdiag.redact import remember, uri_hosts, uri_password
+    from ckptdiag.guard.inputs import check_readable
+    from ckptdiag.guard.redact import remember, uri_hosts, uri_password
 
     check_readable(path)
     try:
@@ -167,8 +167,8 @@ def _make_dir(directory: Path) -> None:
 def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _Stops, warn: Warn) -> HostVerdict:
     """One host's diagnosis and report, or the line saying why it has none."""
     from ckptdiag.analysis.fleet import HostVerdict
-    from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.errors import CkptdiagError
+    from ckptdiag.recording.cluster import ClusterResult
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.formats import extension
     from ckptdiag.workflows.record import connect_options, kept_on_failure, record_and_diagnose, records_cluster

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ckptdiag.lab.config import LabConfig
     from ckptdiag.lab.run import LabRun
     from ckptdiag.lab.scenarios import Scenario
-    from ckptdiag.recorder import RecordResult
+    from ckptdiag.recording.recorder import RecordResult
     from ckptdiag.report.document import Report
 
 
@@ -185,10 +185,10 @@ class ServeRequest:
 
 def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> None:
     """Serve a running lab over the wire protocol until stopped (or the duration ends)."""
+    from ckptdiag.guard.outputs import check_target
     from ckptdiag.lab.config import import_wiredtiger
     from ckptdiag.lab.engine import LabEngine
     from ckptdiag.lab.serve import lab_server
-    from ckptdiag.outputs import check_target
 
     import_wiredtiger()
     scenario, config = lab_config(request.scenario, request.overrides)
@@ -219,7 +219,7 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
             if truth is not None and engine.start_wall:
                 import json
 
-                from ckptdiag.outputs import write_text
+                from ckptdiag.guard.outputs import write_text
 
                 write_text(truth, json.dumps(engine.truth()) + "\n")
     warn("lab stopped; its data directory is removed")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model.facts import ServerFacts
 from ckptdiag.model.logevents import LogEvents, LogReport
 from ckptdiag.model.window import TimeWindow
 from ckptdiag.recording import utc_iso
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def check_logs(paths: tuple[Path, ...]) -> None:
     """Refuse, before any work, a ``--log`` that is not a mongod log or a directory of them."""
     from ckptdiag.errors import UsageError
-    from ckptdiag.inputs import check_readable
+    from ckptdiag.guard.inputs import check_readable
 
     for path in paths:
         check_readable(path)
@@ -98,7 +98,7 @@ def plausible_span(times: np.ndarray, report: LogReport) -> tuple[float, float]:
 
     import numpy as np
 
-    from ckptdiag.sanity import CLOCK_AHEAD_S, MONGOD_EARLIEST_S
+    from ckptdiag.model.sanity import CLOCK_AHEAD_S, MONGOD_EARLIEST_S
 
     ok = (times >= MONGOD_EARLIEST_S) & (times <= time.time() + CLOCK_AHEAD_S)
     odd = int(times.size - np.count_nonzero(ok))

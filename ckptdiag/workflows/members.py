@@ -30,7 +30,7 @@ def expand_bundles(paths: tuple[Path, ...], scratch: Path | None = None, notes: 
     folders; an archive of one (``.tar.gz``, ``.zip``) is unpacked into ``scratch`` first (what
     unpacking met goes to ``notes``)."""
     from ckptdiag.errors import InputError
-    from ckptdiag.inputs import check_readable
+    from ckptdiag.guard.inputs import check_readable
     from ckptdiag.sources.archives import is_archive, unpack
 
     out: list[Path] = []

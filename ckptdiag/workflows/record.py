@@ -15,8 +15,8 @@ from ckptdiag.workflows import StopSignals, Warn
 from ckptdiag.workflows.report import Destination, diagnose_window, exit_status, write_report
 
 if TYPE_CHECKING:
-    from ckptdiag.cluster_recorder import ClusterResult
-    from ckptdiag.recorder import RecordResult, Source
+    from ckptdiag.recording.cluster import ClusterResult
+    from ckptdiag.recording.recorder import RecordResult, Source
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.document import Report
     from ckptdiag.sources.connection import ConnectOptions
@@ -45,7 +45,7 @@ def connect_options(conn: Mapping[str, Any]) -> ConnectOptions:
     """ConnectOptions from the CLI's connection options (URI: flag, then $MONGODB_URI, then default)."""
     # the server-facing modules (pymongo: ~0.15 s) are imported by the commands that talk to one,
     # not by `report`, which a cron job runs on files
-    from ckptdiag.redact import remember, uri_password
+    from ckptdiag.guard.redact import remember, uri_password
     from ckptdiag.sources.connection import DEFAULT_URI, ConnectOptions
 
     remember(conn.get("password"), uri_password(conn.get("uri") or ""))  # wherever they may be quoted
@@ -145,7 +145,7 @@ def _sample(
 ) -> RecordResult:
     """Connect, then sample into ``writer`` until the duration, a stop or an error."""
     from ckptdiag.clock import SystemClock
-    from ckptdiag.recorder import record_into
+    from ckptdiag.recording.recorder import record_into
 
     info = src.connect()
     clock = SystemClock()
@@ -184,8 +184,8 @@ def _sample(
 def run_cluster_record(request: RecordRequest, stop_signals: StopSignals, warn: Warn) -> ClusterResult:
     """Every member of the cluster the URI leads to, one recording each in the output directory."""
     from ckptdiag.clock import SystemClock
-    from ckptdiag.cluster_recorder import ClusterRecorder
     from ckptdiag.errors import ConnectError
+    from ckptdiag.recording.cluster import ClusterRecorder
     from ckptdiag.sources import discovery
     from ckptdiag.sources.mongo import MongoSource
 
@@ -360,7 +360,7 @@ def kept_on_failure(warn: Warn) -> Iterator[Path]:
 
 def _saved(request: DiagnoseRequest, result: RecordResult | ClusterResult) -> tuple[Path, ...]:
     """The recordings kept by --save (a report is never written over them)."""
-    from ckptdiag.cluster_recorder import ClusterResult
+    from ckptdiag.recording.cluster import ClusterResult
 
     if request.record.output is None:
         return ()
@@ -376,8 +376,8 @@ def record_and_diagnose(
     report, or a cluster's."""
     import shutil
 
-    from ckptdiag.cluster_recorder import ClusterResult
     from ckptdiag.errors import InputError, UsageError
+    from ckptdiag.recording.cluster import ClusterResult
     from ckptdiag.sources.refusals import MongosTarget
     from ckptdiag.workflows.logs import check_logs
 

@@ -15,8 +15,8 @@ WHOLE = TimeWindow()  # no --since or --until
 
 if TYPE_CHECKING:
     from ckptdiag.analysis.results import Diagnosis
-    from ckptdiag.facts import ServerFacts
-    from ckptdiag.outputs import Target
+    from ckptdiag.guard.outputs import Target
+    from ckptdiag.model.facts import ServerFacts
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.document import Report, ReportSource
     from ckptdiag.sources.inputs import Inputs
@@ -48,7 +48,7 @@ def _recordings_window(
 ) -> tuple[Any, ServerFacts, int, int, ReportSource]:
     """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
     from ckptdiag.analysis.series import derive
-    from ckptdiag.facts import from_header
+    from ckptdiag.model.facts import from_header
     from ckptdiag.report.document import ReportSource
 
     recs, skipped = _readable(recordings)
@@ -90,7 +90,7 @@ def _ftdc_diagnosis(paths: tuple[Path, ...], window: TimeWindow, events: Any) ->
     as it comes (:mod:`ckptdiag.analysis.window`): the window is never held whole."""
     from ckptdiag.analysis.diagnosis import diagnosis
     from ckptdiag.analysis.window import WindowDiagnoser
-    from ckptdiag.facts import ServerFacts, from_ftdc_metadata
+    from ckptdiag.model.facts import ServerFacts, from_ftdc_metadata
     from ckptdiag.report.document import ReportSource
     from ckptdiag.workflows import logs as mongod_logs
     from ckptdiag.workflows.ftdc_window import derive_ftdc
@@ -296,7 +296,7 @@ def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:
     """Refuse an output ckptdiag must not write (``outputs.check_target``: an input, anything
     under an input directory, a device, a link), or any recording: a report never replaces data."""
     from ckptdiag.errors import OutputError
-    from ckptdiag.outputs import check_target
+    from ckptdiag.guard.outputs import check_target
 
     target = check_target(output, inputs)
     if target.path is not None and target.exists and recording.is_recording(target.path):
@@ -307,8 +307,8 @@ def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:
 def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
     """``text`` to stdout, or through the guarded writer to ``output`` (never over a recording
     or an input; an HTML page's secrets are replaced by the escaped marker)."""
-    from ckptdiag.outputs import STDOUT, write_text
-    from ckptdiag.redact import HTML_REDACTED, REDACTED
+    from ckptdiag.guard.outputs import STDOUT, write_text
+    from ckptdiag.guard.redact import HTML_REDACTED, REDACTED
 
     target = STDOUT if output is None else check_output(output, protect)
     html = (output is not None and output.suffix.lower() in (".html", ".htm")) or text.lstrip().startswith("<!")

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ckptdiag import inflate
+from ckptdiag.guard import inflate
 from ckptdiag.sources.ftdc.kernel import compiled as _ftdc_kernel
 from ckptdiag.sources.ftdc.reference import _I32, _U32, Selection, reference_schema
 

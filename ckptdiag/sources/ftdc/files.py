@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.errors import InputError
-from ckptdiag.inputs import check_readable, permission_hint
+from ckptdiag.guard.inputs import check_readable, permission_hint
 from ckptdiag.sources.ftdc.deltas import decode_chunk
 from ckptdiag.sources.ftdc.reference import _I32, _I64, Selection
 

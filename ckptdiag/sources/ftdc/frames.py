@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ckptdiag import catalogue
+from ckptdiag.model import catalogue
 from ckptdiag.model.disk import FTDC_DISK_FIELDS
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
@@ -48,7 +48,7 @@ class FrameLayout:
     plus the few combined ones (8.1's attempts - failures, 7.3's api + compaction)."""
 
     def __init__(self, paths: list[str]) -> None:
-        from ckptdiag import catalogue
+        from ckptdiag.model import catalogue
 
         index = {p: i for i, p in enumerate(paths)}
         self.mongod = any(p.startswith("serverStatus.") for p in paths)
@@ -274,7 +274,7 @@ def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> tuple[li
     """A chunk's frame columns for its samples inside the window -> (names, block, times in s), or
     None when none is. The names list is one object per shape: :func:`_build` joins a run of one
     shape at once. Samples whose time is impossible are dropped and counted in ``report``."""
-    from ckptdiag.sanity import plausible_times
+    from ckptdiag.model.sanity import plausible_times
 
     layout = layout_of(chunk.selection)
     if layout.start < 0:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ckptdiag.sanity import as_float
+from ckptdiag.model.sanity import as_float
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class ServerFacts:
         """From getCmdLineOpts and hostInfo replies (a recording's header, FTDC's metadata), with
         every secret they hold redacted (FTDC keeps getCmdLineOpts as mongod answered it: an
         ``ldapQueryPassword`` or an encryption ``secretkey=`` must never reach a report)."""
-        from ckptdiag.redact import redact_doc
+        from ckptdiag.guard.redact import redact_doc
 
         cmdline = redact_doc(dict(_mapping(cmdline)))
         parameters = redact_doc(dict(_mapping(parameters)))

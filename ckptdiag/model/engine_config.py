@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ckptdiag import catalogue
-from ckptdiag.facts import ServerFacts
+from ckptdiag.model import catalogue
+from ckptdiag.model.facts import ServerFacts
 
 DEFAULT_INTERVAL_S = 60.0
 DEFAULT_COMMIT_MS = 100.0

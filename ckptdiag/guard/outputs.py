@@ -14,7 +14,7 @@ through here. A target is checked before any work starts (:func:`check_target`):
 Then the new content is written to a temporary file beside the target and renamed over it only
 once it is whole (:func:`write_text`, :class:`StagedFile`): a reader never sees half a file, and
 an existing file is never truncated or deleted before its replacement is complete. Text passes
-:func:`ckptdiag.redact.redact_text` on its way out.
+:func:`ckptdiag.guard.redact.redact_text` on its way out.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import IO
 
 from ckptdiag.errors import OutputError
-from ckptdiag.inputs import kind_of
-from ckptdiag.redact import REDACTED, redact_text
+from ckptdiag.guard.inputs import kind_of
+from ckptdiag.guard.redact import REDACTED, redact_text
 
 _HARD_LINK_SCAN_MAX = 100_000  # directory entries walked to find another name of a hard-linked target
 

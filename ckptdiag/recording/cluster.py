@@ -1,6 +1,6 @@
 """Every member of a replica set or sharded cluster, recorded from one process on one tick grid.
 
-Each member gets its own :class:`~ckptdiag.recorder.Sampler` in its own thread, with its own
+Each member gets its own :class:`~ckptdiag.recording.recorder.Sampler` in its own thread, with its own
 connection and recording file, and the absolute-deadline cadence of a single recording; the
 members share the grid's origin, so sample k of every member is taken at the same moment and
 their timelines line up. A member that cannot be reached at the start is recorded from when it
@@ -23,8 +23,8 @@ from typing import IO, Any
 
 from ckptdiag.clock import Clock
 from ckptdiag.errors import CkptdiagError, ConnectError, OutputError
-from ckptdiag.recorder import RecordResult, Source, record_into
 from ckptdiag.recording import RecordingWriter
+from ckptdiag.recording.recorder import RecordResult, Source, record_into
 from ckptdiag.sources.devices import DiskPlan
 from ckptdiag.sources.discovery import MemberAddress, Topology
 from ckptdiag.sources.mongo import ServerInfo

@@ -15,9 +15,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ckptdiag import catalogue
 from ckptdiag.clock import Clock
 from ckptdiag.errors import CkptdiagError, ConnectError, OutputError
+from ckptdiag.model import catalogue
 from ckptdiag.model.disk import DiskCounters
 from ckptdiag.recording import RecordingWriter, build_sample, header, utc_iso
 from ckptdiag.sources.devices import DiskPlan

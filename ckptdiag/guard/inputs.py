@@ -1,4 +1,4 @@
-"""Input paths: what kind of file each is, and their first bytes (``ckptdiag.outputs`` keeps
+"""Input paths: what kind of file each is, and their first bytes (``ckptdiag.guard.outputs`` keeps
 every output off them)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from ckptdiag.errors import InputError
-from ckptdiag.inflate import inflate_prefix
+from ckptdiag.guard.inflate import inflate_prefix
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO"),
