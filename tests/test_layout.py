@@ -32,13 +32,17 @@ def test_no_function_is_longer_than_one_job_needs() -> None:
 
 
 def _package_imports(text: str) -> list[str]:
-    """The ckptdiag packages a module's ``from ckptdiag.X... import`` lines name (X), anywhere in it."""
-    return [
-        target[1]
-        for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.ImportFrom) and node.module
-        and len(target := node.module.split(".")) > 1 and target[0] == "ckptdiag"
-    ]  # fmt: skip
+    """The ckptdiag packages a module's ``from ckptdiag.X... import`` and ``from ckptdiag import X``
+    lines name (X), anywhere in it."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        target = node.module.split(".")
+        if target[0] != "ckptdiag":
+            continue
+        found += [target[1]] if len(target) > 1 else [alias.name for alias in node.names]
+    return found
 
 
 def test_the_pipeline_never_imports_back_up() -> None:
@@ -58,14 +62,14 @@ def test_the_pipeline_never_imports_back_up() -> None:
 def test_analysis_advice_and_report_read_what_the_sources_made_never_the_sources() -> None:
     """The figures, advice and reports depend on the shared vocabulary (``ckptdiag.model``: a
     disk's counters and iostat's maths, the host CPU names, mongod's log events), never on the
-    sources that read them; and the vocabulary imports no stage (#29)."""
+    sources that read them; and the vocabulary and the guards import no stage (#29)."""
     stages = ("sources", "recording", "analysis", "advice", "report", "workflows", "cli", "lab")
     found = []
     for name, text in _modules():
         parts = name.split("/")
-        if len(parts) < 3 or parts[1] not in ("analysis", "advice", "report", "model"):
+        if len(parts) < 3 or parts[1] not in ("analysis", "advice", "report", "model", "guard"):
             continue
-        banned = stages if parts[1] == "model" else ("sources",)
+        banned = stages if parts[1] in ("model", "guard") else ("sources",)
         found += [f"{name} imports ckptdiag.{p}" for p in _package_imports(text) if p in banned]
     assert found == []
 
@@ -106,18 +110,16 @@ def test_no_import_cycle() -> None:
 def test_the_time_window_is_cut_in_one_place_and_inputs_told_apart_in_one() -> None:
     """``--since``/``--until`` reach every source as one ``TimeWindow`` and are compared only in
     ``model/window.py`` (FTDC, recordings and logs cut by one rule); what an input is, is decided
-    only in ``sources/inputs.py``."""
+    only in ``recording/inputs.py``."""
     import re
 
     compared = re.compile(r"(since|until)_(ms|s)\s*(<=|>=|<|>)|(<=|>=|<|>)\s*(since|until)_(ms|s)\b")
     cuts = [name for name, text in _modules() if compared.search(text) and name != "ckptdiag/model/window.py"]
     assert cuts == []
-    deciders = [
-        name
-        for name, text in _modules()
-        if re.search(r"^def (is_log|is_log_dir|is_log_input)\(|^    def classify\(", text, re.M)
-    ]
-    assert deciders == ["ckptdiag/sources/inputs.py"]
+    deciders = [name for name, text in _modules() if re.search(r"^    def classify\(", text, re.M)]
+    assert deciders == ["ckptdiag/recording/inputs.py"]
+    logs = [name for name, text in _modules() if re.search(r"^def (is_log|is_log_dir|is_log_input)\(", text, re.M)]
+    assert logs == ["ckptdiag/sources/logfiles.py"]
 
 
 def test_the_window_keeps_both_ends() -> None:

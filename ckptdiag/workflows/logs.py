@@ -14,8 +14,8 @@ from ckptdiag.model.window import TimeWindow
 from ckptdiag.recording import utc_iso
 from ckptdiag.report.logonly import LogOnlyReport
 from ckptdiag.report.logsection import LogSection
-from ckptdiag.sources.inputs import is_log_input
 from ckptdiag.sources.logevents import scan_logs
+from ckptdiag.sources.logfiles import is_log_input
 
 if TYPE_CHECKING:
     import numpy as np

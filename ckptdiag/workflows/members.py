@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ckptdiag import recording
-from ckptdiag.sources.inputs import is_log_dir, is_log_input
+from ckptdiag.sources.logfiles import is_log_dir, is_log_input
 
 
 @dataclass(frozen=True)

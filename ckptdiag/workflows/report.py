@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from ckptdiag.analysis.results import Diagnosis
     from ckptdiag.guard.outputs import Target
     from ckptdiag.model.facts import ServerFacts
+    from ckptdiag.recording.inputs import Inputs
     from ckptdiag.report.cluster import ClusterReport
     from ckptdiag.report.document import Report, ReportSource
-    from ckptdiag.sources.inputs import Inputs
     from ckptdiag.workflows.members import Member
 
 
@@ -118,7 +118,7 @@ def _ftdc_diagnosis(paths: tuple[Path, ...], window: TimeWindow, events: Any) ->
 def diagnose_window(paths: tuple[Path, ...], window: TimeWindow = WHOLE) -> Report:
     """Diagnose recordings or FTDC in a window, with mongod's logs where given, and advise on the
     diagnosis."""
-    from ckptdiag.sources.inputs import Inputs
+    from ckptdiag.recording.inputs import Inputs
 
     return _diagnose(Inputs.classify(paths), window)
 
@@ -152,7 +152,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     return the exit status its verdict maps to under ``--fail-on``."""
     import tempfile
 
-    from ckptdiag.sources.inputs import Inputs
+    from ckptdiag.recording.inputs import Inputs
     from ckptdiag.workflows.members import group_members
 
     check_outputs(request.outputs, request.paths)  # before the work, and again before each write

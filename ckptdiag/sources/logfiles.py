@@ -1,54 +1,12 @@
-"""What each input is: a recording, FTDC, or a mongod log, told apart once for every command.
-
-A directory holding recordings and no ``metrics.*`` files stands for its recordings, one holding
-mongod logs for its logs, any other for FTDC (``diagnostic.data``); a file is a recording by its
-first line, a log by one of its first lines, else FTDC (whose reader names what it is not).
-"""
+"""Whether an input is a mongod log: a file (plain or gzip) one of whose first lines is one, in
+either of mongod's formats, or a directory of them (``mongod.log`` and its rotations)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from ckptdiag import recording
-from ckptdiag.guard.inputs import check_readable, open_maybe_gzip
+from ckptdiag.guard.inputs import open_maybe_gzip
 from ckptdiag.sources.mongodlog import MAX_LINE, parse_line
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """A report's inputs by kind."""
-
-    recordings: tuple[Path, ...] = ()
-    ftdc: tuple[Path, ...] = ()
-    logs: tuple[Path, ...] = ()
-
-    @classmethod
-    def classify(cls, paths: tuple[Path, ...]) -> Inputs:
-        """The inputs told apart (see the module doc); anything but a file or a directory is
-        refused."""
-        recordings: list[Path] = []
-        ftdc: list[Path] = []
-        logs: list[Path] = []
-        for path in paths:
-            check_readable(path)
-            if path.is_dir():
-                entries = sorted(e for e in path.iterdir() if e.is_file())
-                found = [e for e in entries if not e.name.startswith("metrics.") and recording.is_recording(e)]
-                if found and not any(e.name.startswith("metrics.") for e in entries):
-                    recordings += found
-                elif is_log_dir(path):
-                    logs.append(path)
-                else:
-                    ftdc.append(path)
-            elif recording.is_recording(path):
-                recordings.append(path)
-            elif is_log(path):
-                logs.append(path)
-            else:
-                ftdc.append(path)
-        return cls(tuple(recordings), tuple(ftdc), tuple(logs))
-
 
 LOG_LINES_PEEKED = 20  # the first lines that may tell a mongod log (any one of them will)
 LOG_PEEK_BYTES = 64 << 20  # read at most this much to find them (a first line may be a 2 MB query)
