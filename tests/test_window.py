@@ -123,3 +123,27 @@ def test_the_distribution_is_exact_then_binned_and_never_depends_on_the_pieces()
     assert one.median() == many.median()
     assert one.median() == pytest.approx(exact, rel=5e-4)  # bins 2**-12 of the value wide
     assert one.quantile(10) == pytest.approx(float(np.percentile(big.astype(np.float64), 10)), rel=5e-4)
+
+
+def test_chunks_far_outside_the_window_are_passed_over_and_change_nothing_in_it(
+    ten_days: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window of a day in ten: the chunks an hour or more outside it are not decoded (their
+    ``_id`` says so), and the window's figures are exactly those read with every chunk decoded;
+    the empty-window error still names the files' whole range."""
+    from ckptdiag.errors import InputError
+    from ckptdiag.sources.ftdc import files as ftdc_files
+
+    t0_ms = 1_700_000_000_000
+    window = TimeWindow(t0_ms + 3 * DAY * 1000 + 3_600_000, t0_ms + 4 * DAY * 1000)
+    passed = derive_ftdc([ten_days], window, jobs=1)
+    assert passed.derived is not None
+    assert sum(r.skipped for r in passed.data.reports) > 200
+    monkeypatch.setattr(ftdc_files, "FAR_MS", 10**15)
+    every = derive_ftdc([ten_days], window, jobs=1)
+    assert every.derived is not None and sum(r.skipped for r in every.data.reports) == 0
+    pd.testing.assert_frame_equal(passed.derived, every.derived, check_exact=True)
+    assert (passed.gaps, passed.restarts) == (every.gaps, every.restarts)
+    monkeypatch.undo()
+    with pytest.raises(InputError, match="the files hold 2023-11-14T22:13:20Z to 2023-11-24T22:13:10Z"):
+        derive_ftdc([ten_days], TimeWindow(t0_ms - 10 * DAY * 1000, t0_ms - 9 * DAY * 1000), jobs=1)

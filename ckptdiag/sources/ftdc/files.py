@@ -14,6 +14,7 @@ import numpy as np
 
 from ckptdiag.errors import InputError
 from ckptdiag.guard.inputs import check_readable, permission_hint
+from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc.deltas import decode_chunk
 from ckptdiag.sources.ftdc.reference import _I32, _I64, Selection
 
@@ -63,6 +64,7 @@ class FileReport:
     first_ms: float | None = None  # the earliest and latest plausible sample time read, in or out of the window
     last_ms: float | None = None
     metadata: int = 0
+    skipped: int = 0  # metric chunks passed over undecoded, far outside the window
     error: str | None = None
     hint: str = ""  # what to do, when the file could not be read at all (permissions), not damaged
     notes: list[str] = field(default_factory=list)  # facts about the file (zero padding after the last document)
@@ -103,10 +105,12 @@ def read_file(
     report: FileReport | None = None,
     wanted: Callable[[str], bool] | None = None,
     cache: dict[str, Any] | None = None,
+    window: TimeWindow | None = None,
 ) -> Iterator[Chunk | Metadata]:
     """Chunks and metadata of one FTDC file, in order. Damage ends the file (``report.error``).
     ``cache`` keeps the chunks' shapes (:func:`reference_schema`): the files of a directory share
-    one, as they share their shapes."""
+    one, as they share their shapes. With a ``window``, chunks that lie far outside it are passed
+    over undecoded (:func:`_far_outside`)."""
     import bson
     from bson.codec_options import CodecOptions, DatetimeConversion
 
@@ -115,6 +119,7 @@ def read_file(
     options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
     first = True
     cache = {} if cache is None else cache
+    far = _far_outside(buf, window) if window is not None and not window.whole else set()
     for offset, raw in _bson_docs(buf, report):
         try:
             doc = bson.decode(raw, codec_options=options)
@@ -132,6 +137,11 @@ def read_file(
         if start_ms is None:
             report.error = f"document at byte {offset} has no valid time (_id)"
             return
+        if kind == 1 and offset in far:
+            report.skipped += 1
+            report.first_ms = start_ms if report.first_ms is None else min(report.first_ms, start_ms)
+            report.last_ms = start_ms if report.last_ms is None else max(report.last_ms, start_ms)
+            continue
         if kind == 1:
             data = doc.get("data")
             if not isinstance(data, bytes):
@@ -154,6 +164,43 @@ def read_file(
             yield Metadata(start_ms, int(kind), meta)
     if first and report.error is None and not report.notes and not report.damage:
         raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
+
+
+FAR_MS = 3_600_000  # a chunk is passed over only this far outside the window: clocks jitter
+
+
+def _metric_starts(buf: Any) -> list[tuple[int, int]]:
+    """Where each metric chunk of ``buf`` (bytes or a mapped file) lies and when it began (ms),
+    read from the documents' headers alone (``{_id: Date, type: 1, ...}``, as mongod writes
+    them; a document written otherwise is not listed)."""
+    out = []
+    for pos, length in _doc_spans(buf, FileReport("")):
+        if length < 27 or buf[pos + 4 : pos + 9] != b"\x09_id\x00" or buf[pos + 17 : pos + 23] != b"\x10type\x00":
+            continue
+        if _I32.unpack_from(buf, pos + 23)[0] == 1:
+            out.append((pos, _I64.unpack_from(buf, pos + 9)[0]))
+    return out
+
+
+def _far_outside(buf: bytes, window: TimeWindow) -> set[int]:
+    """The offsets of the metric chunks that lie ``FAR_MS`` or more outside the window by their
+    ``_id`` (a chunk's first sample) and the next chunk's (after its last): read from the
+    documents' headers alone, as mongod writes them. Never the file's first or last chunk (they
+    say where the file begins and ends), and none after the file's clock ran back (a chunk's
+    samples then need not lie between its ``_id`` and the next)."""
+    starts = _metric_starts(buf)
+    far: set[int] = set()
+    latest = None
+    for k in range(1, len(starts) - 1):
+        (pos, at), (_, after) = starts[k], starts[k + 1]
+        latest = max(latest if latest is not None else at, starts[k - 1][1])
+        if at < latest or after < at:
+            break  # the clock ran back: from here every chunk is decoded
+        if (window.since_ms is not None and after < window.since_ms - FAR_MS) or (
+            window.until_ms is not None and at > window.until_ms + FAR_MS
+        ):
+            far.add(pos)
+    return far
 
 
 def _file_bytes(path: Path) -> bytes:
@@ -224,12 +271,17 @@ def _empty(path: Path) -> bool:
 
 
 def read_selected(
-    file: Path, in_dir: bool, report: FileReport, wanted: Callable[[str], bool], cache: dict[str, Any]
+    file: Path,
+    in_dir: bool,
+    report: FileReport,
+    wanted: Callable[[str], bool],
+    cache: dict[str, Any],
+    window: TimeWindow | None = None,
 ) -> Iterator[Chunk | Metadata]:
     """:func:`read_file` of one of :func:`ftdc_files`: a file of a directory that is not FTDC is
     its report's error, a file given alone raises."""
     try:
-        yield from read_file(file, report, wanted, cache)
+        yield from read_file(file, report, wanted, cache, window)
     except FtdcError as exc:
         if not in_dir:
             raise
@@ -244,18 +296,12 @@ def last_chunk_start(path: Path) -> int | None:
     time, without inflating it. None when the file cannot say."""
     import mmap
 
-    last = None
     try:
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            for pos, length in _doc_spans(buf, FileReport(str(path))):
-                if length < 27:
-                    continue
-                header = buf[pos + 4 : pos + 9] == b"\x09_id\x00" and buf[pos + 17 : pos + 23] == b"\x10type\x00"
-                if header and _I32.unpack_from(buf, pos + 23)[0] == 1:
-                    (last,) = _I64.unpack_from(buf, pos + 9)
+            starts = _metric_starts(buf)
     except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
         return None
-    return last
+    return starts[-1][1] if starts else None
 
 
 def last_chunks(path: Path, wanted: Callable[[str], bool], cache: dict[str, Any]) -> Iterator[Chunk]:

@@ -210,7 +210,7 @@ def _windows(
     and report go to ``into``."""
     report = FileReport(str(file))
     into.reports.append(report)
-    for item in read_selected(file, in_dir, report, _wanted(), cache):
+    for item in read_selected(file, in_dir, report, _wanted(), cache, window):
         if isinstance(item, Metadata):
             into.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
