@@ -147,3 +147,27 @@ def test_chunks_far_outside_the_window_are_passed_over_and_change_nothing_in_it(
     monkeypatch.undo()
     with pytest.raises(InputError, match="the files hold 2023-11-14T22:13:20Z to 2023-11-24T22:13:10Z"):
         derive_ftdc([ten_days], TimeWindow(t0_ms - 10 * DAY * 1000, t0_ms - 9 * DAY * 1000), jobs=1)
+
+
+def test_a_source_without_a_running_flag_is_never_joined_again_at_every_part(
+    ten_days: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoint counters but no running flag: no quiet sample, so no block ends before the
+    window does; the rows held are joined once at the end, not at every part (that was
+    quadratic in the window), and the window is judged whole, as one block."""
+    whole = derive_ftdc([ten_days], TimeWindow(), jobs=1)
+    assert whole.derived is not None
+    flagless = whole.derived.assign(ckpt_running=np.nan)
+    joins = []
+    held = WindowDiagnoser._held
+
+    def counted(self: WindowDiagnoser) -> pd.DataFrame:
+        joins.append(len(self._parts))
+        return held(self)
+
+    monkeypatch.setattr(WindowDiagnoser, "_held", counted)
+    facts = ServerFacts(version="7.0.0")
+    streamed = _in_pieces(flagless, facts, 5000)
+    assert len(joins) == 1  # once, at the end
+    monkeypatch.undo()
+    assert streamed == diagnose(flagless, facts)

@@ -19,6 +19,7 @@ disk is the one that wrote the most in the first day (or the recorder's mapping)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,7 @@ class WindowDiagnoser:
     def __init__(self, facts: ServerFacts) -> None:
         self.facts = facts
         self._parts: list[pd.DataFrame] = []  # rows not yet judged, with the context before them
+        self._marks: list[_Marks] = []  # each part's times and quiet rows
         self._rows = 0  # rows held
         self._offset = 0  # the window's row number of the first row held
         self._first = 0  # the row held that begins the block being filled
@@ -97,12 +99,27 @@ class WindowDiagnoser:
         if part.empty:
             return
         self._parts.append(part)
+        self._marks.append(_Marks.of(part))
         self._rows += len(part)
         if self._block_t0 is None:
             self._block_t0 = float(part["t"].iloc[0])
         last = float(part["t"].iloc[-1])
-        if last >= self._block_t0 + BLOCK_S + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS:
+        due = last >= self._block_t0 + BLOCK_S + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS
+        if due and self._may_cut():
             self._cut()
+
+    def _may_cut(self) -> bool:
+        """Whether a block can end in the rows held, read from their times alone (the rows are
+        joined only to cut them: a source with counters but no running flag has no quiet row,
+        and joining its growing rows at every part would be quadratic)."""
+        assert self._block_t0 is not None
+        t = np.concatenate([m.t for m in self._marks])
+        at = min(max(int(np.searchsorted(t, self._block_t0 + BLOCK_S)), self._first + 1), self._first + BLOCK_ROWS)
+        if at >= t.size:
+            return False
+        counted = any(m.counted for m in self._marks)
+        quiet = np.concatenate([m.quiet for m in self._marks]) if counted else t
+        return bool(((quiet >= t[at]) & (quiet <= t[-1] - LOOKAHEAD_S)).any())
 
     def _held(self) -> pd.DataFrame:
         """The rows held, as one frame."""
@@ -125,6 +142,7 @@ class WindowDiagnoser:
             self._judge(d, self._first, cut, final=False)
             keep = min(int(np.searchsorted(t, t[cut] - LOOKBACK_S)), cut)
             self._parts = [d.iloc[keep:].reset_index(drop=True)]
+            self._marks = [_Marks.of(self._parts[0])]
             self._rows = len(d) - keep
             self._offset += keep
             self._first = cut + 1 - keep
@@ -230,6 +248,24 @@ def disk_note(w: WindowDiagnoser) -> list[str]:
         f"the whole window {most} wrote more ({w.disk_written[most] / 1024:,.1f} GB against "
         f"{w.disk_written.get(w.disk, 0.0) / 1024:,.1f} GB): report a shorter window to judge it by {most}"
     ]
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """A part's sample times, the times of its quiet rows (see :func:`_quiet_row`), and whether
+    it has any checkpoint statistic."""
+
+    t: np.ndarray
+    quiet: np.ndarray
+    counted: bool
+
+    @classmethod
+    def of(cls, part: pd.DataFrame) -> _Marks:
+        t = part["t"].to_numpy(dtype="float64")
+        starts = part["ckpt_starts"].to_numpy(dtype="float64")
+        flag = part["ckpt_running"].to_numpy(dtype="float64")
+        counted = not (np.isnan(starts).all() and np.isnan(flag).all())
+        return cls(t, t[(flag == 0) & np.isfinite(starts)], counted)
 
 
 def _quiet_row(d: pd.DataFrame, at: int, latest: float) -> int | None:
