@@ -70,6 +70,13 @@ class FileReport:
     notes: list[str] = field(default_factory=list)  # facts about the file (zero padding after the last document)
     damage: list[str] = field(default_factory=list)  # damage read past (printed with the report)
 
+    def passed_over(self, start_ms: int) -> None:
+        """A metric chunk far outside the window, not decoded: its start still says where the
+        file's samples lie."""
+        self.skipped += 1
+        self.first_ms = start_ms if self.first_ms is None else min(self.first_ms, start_ms)
+        self.last_ms = start_ms if self.last_ms is None else max(self.last_ms, start_ms)
+
 
 def _bson_docs(buf: bytes, report: FileReport) -> Iterator[tuple[int, bytes]]:
     """The documents of a file's bytes in order -> (offset, document); see :func:`_doc_spans`."""
@@ -138,23 +145,12 @@ def read_file(
             report.error = f"document at byte {offset} has no valid time (_id)"
             return
         if kind == 1 and offset in far:
-            report.skipped += 1
-            report.first_ms = start_ms if report.first_ms is None else min(report.first_ms, start_ms)
-            report.last_ms = start_ms if report.last_ms is None else max(report.last_ms, start_ms)
-            continue
-        if kind == 1:
-            data = doc.get("data")
-            if not isinstance(data, bytes):
-                report.error = f"metric chunk without data at byte {offset}"
-                return
-            try:
-                selection, values = decode_chunk(bytes(data), wanted, cache)
-            except (ValueError, zlib.error, struct.error, IndexError, RecursionError, MemoryError) as exc:
-                report.error = f"bad metric chunk at byte {offset}: {exc}"
-                return
-            report.chunks += 1
-            report.samples += values.shape[1]
-            yield Chunk(start_ms, offset, selection, values)
+            report.passed_over(start_ms)
+        elif kind == 1:
+            chunk = _metric_chunk(doc.get("data"), start_ms, offset, wanted, cache, report)
+            if chunk is None:
+                return  # damage ends the file
+            yield chunk
         elif kind in (0, 2):
             meta = doc.get("doc")
             if not isinstance(meta, dict):
@@ -164,6 +160,28 @@ def read_file(
             yield Metadata(start_ms, int(kind), meta)
     if first and report.error is None and not report.notes and not report.damage:
         raise FtdcError(f"{path} is empty", "an FTDC file holds at least one document")
+
+
+def _metric_chunk(
+    data: Any,
+    start_ms: int,
+    offset: int,
+    wanted: Callable[[str], bool] | None,
+    cache: dict[str, Any],
+    report: FileReport,
+) -> Chunk | None:
+    """A metric chunk's samples (None: damaged, ``report.error`` says how)."""
+    if not isinstance(data, bytes):
+        report.error = f"metric chunk without data at byte {offset}"
+        return None
+    try:
+        selection, values = decode_chunk(bytes(data), wanted, cache)
+    except (ValueError, zlib.error, struct.error, IndexError, RecursionError, MemoryError) as exc:
+        report.error = f"bad metric chunk at byte {offset}: {exc}"
+        return None
+    report.chunks += 1
+    report.samples += values.shape[1]
+    return Chunk(start_ms, offset, selection, values)
 
 
 FAR_MS = 3_600_000  # a chunk is passed over only this far outside the window: clocks jitter
