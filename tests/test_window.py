@@ -111,7 +111,7 @@ def test_every_shared_input_in_pieces_and_blocks_is_the_same(path: Path, monkeyp
 def test_the_distribution_is_exact_then_binned_and_never_depends_on_the_pieces() -> None:
     rng = np.random.default_rng(7)
     small = rng.lognormal(3, 1, 5000)
-    d = Distribution(np.float64)
+    d = Distribution()
     d.add(small)
     assert d.median() == float(np.median(small)) and d.quantile(90) == float(np.percentile(small, 90))
     big = rng.lognormal(3, 2, EXACT_VALUES + 1000).astype(np.float32)

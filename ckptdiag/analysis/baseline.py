@@ -23,8 +23,6 @@ from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.results import Baseline, Episode
 from ckptdiag.analysis.stats import nanmedian
 from ckptdiag.analysis.thresholds import (
-    BASELINE_CLEAR_AFTER_S,
-    BASELINE_CLEAR_BEFORE_S,
     BASELINE_MIN_SAMPLES,
     BASELINE_WINDOW_S,
     MIN_BASELINE_OPS,
@@ -49,17 +47,10 @@ def near_episodes(t: np.ndarray, episodes: Sequence[Episode], before: float, aft
 
 
 def baseline(cols: Columns, rows: np.ndarray) -> Baseline:
-    """The median second over ``rows`` (a boolean mask or row numbers)."""
-    return Baseline(
-        samples=int(cols.t[rows].size),
-        ops_s=nanmedian(cols.ops_s[rows]),
-        writes_s=nanmedian(cols.writes_s[rows]),
-        write_lat_ms=nanmedian(cols.write_lat_ms[rows]),
-        write_p99_ms=nanmedian(cols.write_p99_ms[rows]),
-        read_lat_ms=nanmedian(cols.read_lat_ms[rows]),
-        disk_write_mb_s=nanmedian(cols.disk_wmb_s[rows]),
-        disk_util_pct=nanmedian(cols.disk_util_pct[rows]),
-    )
+    """The median second over ``rows`` (a boolean mask)."""
+    figures = _Figures()
+    figures.add(cols, rows)
+    return figures.median()
 
 
 LOCAL_FIGURES = ("ops_s", "write_lat_ms", "write_p99_ms", "read_lat_ms")  # what an episode is judged by
@@ -142,26 +133,12 @@ def loaded(cols: Columns, own: slice = slice(None), seen: int = 0) -> np.ndarray
     return busy
 
 
-def _quantile(values: np.ndarray, q: float) -> float | None:
-    finite = values[np.isfinite(values)]
-    return float(np.percentile(finite, q)) if finite.size else None
-
-
 def estimated(cols: Columns, rows: np.ndarray) -> Baseline:
     """The undisturbed load when every loaded sample is inside a checkpoint: the high quantile of
     throughput and the low quantile of latency over ``rows``, the median of the disk's figures."""
-    hi, lo = ESTIMATE_HIGH_QUANTILE, ESTIMATE_LOW_QUANTILE
-    return Baseline(
-        samples=int(cols.t[rows].size),
-        ops_s=_quantile(cols.ops_s[rows], hi),
-        writes_s=_quantile(cols.writes_s[rows], hi),
-        write_lat_ms=_quantile(cols.write_lat_ms[rows], lo),
-        write_p99_ms=_quantile(cols.write_p99_ms[rows], lo),
-        read_lat_ms=_quantile(cols.read_lat_ms[rows], lo),
-        disk_write_mb_s=nanmedian(cols.disk_wmb_s[rows]),
-        disk_util_pct=nanmedian(cols.disk_util_pct[rows]),
-        estimated=True,
-    )
+    figures = _Figures()
+    figures.add(cols, rows)
+    return figures.estimate()
 
 
 def estimate_note(busy: int) -> str:
@@ -174,24 +151,21 @@ def estimate_note(busy: int) -> str:
 
 
 def whole_baseline(
-    cols: Columns, episodes: Sequence[Episode], own: slice = slice(None), seen: int = 0
-) -> tuple[np.ndarray, Baseline, list[str]]:
-    """The candidate rows, the baseline of the ``own`` rows (a block of a long window; the
-    others are context around it; ``seen``: the samples under load before them), and the
-    evidence about how it was made."""
+    cols: Columns, clear: np.ndarray, episodes: bool, own: slice = slice(None), seen: int = 0
+) -> tuple[np.ndarray, Baseline]:
+    """The candidate rows (``clear`` of every checkpoint, under load) and the baseline of the
+    ``own`` rows (a block of a long window; the others are context around it; ``seen``: the
+    samples under load before them; ``episodes``: any checkpoint in them, else no estimate)."""
     under_load = loaded(cols, own, seen)
-    near = near_episodes(cols.t, episodes, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
-    candidates = ~near & np.isfinite(cols.dt) & under_load
+    candidates = clear & np.isfinite(cols.dt) & under_load
     rows = np.zeros_like(candidates)
     rows[own] = candidates[own]
-    notes: list[str] = []
     if int(rows.sum()) < BASELINE_MIN_SAMPLES and episodes:
         busy = np.zeros_like(candidates)
         busy[own] = (under_load & np.isfinite(cols.ops_s))[own]
         if int(busy.sum()) >= BASELINE_MIN_SAMPLES:
-            notes.append(estimate_note(int(busy.sum())))
-            return candidates, estimated(cols, busy), notes
-    return candidates, baseline(cols, rows), notes
+            return candidates, estimated(cols, busy)
+    return candidates, baseline(cols, rows)
 
 
 class BaselineTally:
@@ -244,18 +218,22 @@ class BaselineTally:
 
 
 class _Figures:
-    """The distributions of the baseline's figures over some rows."""
+    """The distributions of the baseline's figures over some rows (those of one block, or of a
+    whole window fed a block at a time): their medians are the baseline, their high and low
+    quantiles its estimate."""
 
     def __init__(self) -> None:
         self.rows = 0
         self.values = {name: Distribution() for name in BaselineTally.FIGURES}
 
     def add(self, cols: Columns, rows: np.ndarray) -> None:
+        """The figures of ``rows`` (a boolean mask over ``cols``)."""
         self.rows += int(rows.sum())
         for name, values in self.values.items():
             values.add(getattr(cols, name)[rows])
 
     def median(self) -> Baseline:
+        """The median second."""
         v = self.values
         return Baseline(
             samples=self.rows,
@@ -269,6 +247,7 @@ class _Figures:
         )
 
     def estimate(self) -> Baseline:
+        """The undisturbed load: throughput's high quantile, latency's low, the disk's medians."""
         hi, lo, v = ESTIMATE_HIGH_QUANTILE, ESTIMATE_LOW_QUANTILE, self.values
         return Baseline(
             samples=self.rows,

@@ -1,8 +1,9 @@
 """One figure's values over a window read in pieces: its median and percentiles, in memory that
 does not grow with the window.
 
-Up to ``EXACT_VALUES`` finite values are kept as they are and every quantile is exact (the same
-as numpy's over the whole window: a day at 1 Hz has 86,400 samples). Past that the values are
+Up to ``EXACT_VALUES`` finite values are kept as they are (as float32 where that loses nothing,
+as the derived figures of a long window are, else as float64) and every quantile is exact (the
+same as numpy's over the whole window: a day at 1 Hz has 86,400 samples). Past that the values are
 counted in bins ``2**-BIN_BITS`` of their magnitude wide (a relative error under 0.05 %, far
 below the three figures any report shows), so that seven weeks of samples cost a few MB, not
 hundreds. The result never depends on how the window was cut into pieces.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ckptdiag.analysis.stats import nanmedian
+
 EXACT_VALUES = 1 << 19  # ~6 days at 1 Hz, 2 MB a figure
 BIN_BITS = 12  # mantissa bits a bin keeps: 2**-12 of the value (float32 has 23)
 
@@ -19,18 +22,19 @@ BIN_BITS = 12  # mantissa bits a bin keeps: 2**-12 of the value (float32 has 23)
 class Distribution:
     """The finite values of one figure, fed a piece at a time (see the module doc)."""
 
-    def __init__(self, dtype: type[np.floating] = np.float32) -> None:
-        self.dtype = dtype  # float32: the derived figures' own precision (times and spacings: float64)
+    def __init__(self) -> None:
         self._parts: list[np.ndarray] = []  # the values, while exact
         self.count = 0
         self._bins: dict[int, int] | None = None  # bin key -> count, once past EXACT_VALUES
 
     def add(self, values: np.ndarray) -> None:
         """Count the finite ``values`` (NaN and infinities are not values)."""
-        finite = np.asarray(values, dtype=self.dtype)
-        finite = finite[np.isfinite(finite)]
-        if not finite.size:
+        wide = np.asarray(values, dtype=np.float64)
+        wide = wide[np.isfinite(wide)]
+        if not wide.size:
             return
+        narrow = wide.astype(np.float32)
+        finite: np.ndarray = narrow if np.array_equal(narrow, wide) else wide  # half the memory, not one bit less
         self.count += int(finite.size)
         if self._bins is None:
             self._parts.append(finite)
@@ -55,7 +59,7 @@ class Distribution:
         if self._bins is None:
             values = self._parts[0] if len(self._parts) == 1 else np.concatenate(self._parts)
             if q == 50.0:  # the median as nanmedian takes it: the mean of the middle two in float64
-                return _median(values.astype(np.float64))
+                return nanmedian(values.astype(np.float64))
             return float(np.percentile(values.astype(np.float64), q))
         keys = np.array(sorted(self._bins), dtype=np.int64)
         counts = np.array([self._bins[k] for k in keys.tolist()], dtype=np.int64)
@@ -68,15 +72,6 @@ class Distribution:
     def median(self) -> float | None:
         """The 50th percentile."""
         return self.quantile(50.0)
-
-
-def _median(values: np.ndarray) -> float:
-    n = values.size
-    half = n // 2
-    if n % 2:
-        return float(np.partition(values, half)[half])
-    part = np.partition(values, (half - 1, half))
-    return float((part[half - 1] + part[half]) / 2)
 
 
 _SHIFT = 23 - BIN_BITS

@@ -85,7 +85,7 @@ class WindowDiagnoser:
         self.evidence = EvidenceTally()
         self.spacings = SpacingTally()
         self.timeline = TimelineTally()
-        self.dt = Distribution(np.float64)
+        self.dt = Distribution()
         self.host_cpu = Distribution()
         self.journal_syncs = Distribution()
         self.journal_seen = False
@@ -167,8 +167,8 @@ class WindowDiagnoser:
         mine = [e for e in found if first <= e.rows[0] + at <= last or (final and e.rows[0] + at >= first)]
         around = [e for e in self.episodes[-8:] if e.end is None or e.end + BASELINE_CLEAR_AFTER_S >= float(cols.t[0])]
         nearby = [*around, *found]
-        base_rows, whole, _ = whole_baseline(cols, nearby, own, self.baseline.loaded)
         clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
+        base_rows, whole = whole_baseline(cols, clear, bool(nearby), own, self.baseline.loaded)
         self.baseline.block(cols, clear, own)
         judged = assess_all(mine, cols, base_rows, whole, self._offset)
         at_levels = levels(cols, settings.eviction)
