@@ -171,3 +171,27 @@ def test_a_source_without_a_running_flag_is_never_joined_again_at_every_part(
     assert len(joins) == 1  # once, at the end
     monkeypatch.undo()
     assert streamed == diagnose(flagless, facts)
+
+
+def test_every_checkpoint_before_a_block_keeps_its_samples_out_of_the_baselines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoints every 15 s (a short interval, as ckptdiag may advise), each 9 s with writes 40x
+    slower: twenty of them lie in the five minutes before a block, and every one keeps its
+    seconds out of the baselines of the block's first checkpoints (were only the last eight kept
+    out, the slow seconds before them would make the usual second a slow one). Judged in blocks
+    of an hour, every checkpoint (each has samples of its own to be judged against) reads as in one."""
+    starts = 30.0 + 15.0 * np.arange(3 * 240)
+    server = SimServer([(float(s), float(s) + 9.0) for s in starts], _fine=0.1)
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, server, [float(i) for i in range(3 * 3600 + 60)])
+    whole = derive_ftdc([path], TimeWindow(), jobs=1)
+    assert whole.derived is not None
+    facts = ServerFacts(version="7.0.0")
+    one = diagnose(whole.derived, facts)
+    monkeypatch.setattr(window_module, "BLOCK_S", 3600.0)
+    hourly = diagnose(whole.derived, facts)
+    assert len(hourly.episodes) == len(one.episodes) == starts.size
+    judged = [(e.impact.ops_s_baseline, e.impact.write_latency_ratio, e.stall) for e in one.episodes]
+    assert [(e.impact.ops_s_baseline, e.impact.write_latency_ratio, e.stall) for e in hourly.episodes] == judged
+    assert {ratio for _, ratio, _ in judged} != {None}

@@ -73,7 +73,6 @@ class WindowDiagnoser:
         self.cache_bytes: float | None = None  # the largest cache size the server reported
         self.disk: str | None = None
         self.disk_written: dict[str, float] = {}  # MB each disk wrote in the window
-        self._disk_chosen = False
         self.episodes: list[Episode] = []
         self.others: list[OtherStall] = []
         self.t0: float | None = None
@@ -104,22 +103,24 @@ class WindowDiagnoser:
         if self._block_t0 is None:
             self._block_t0 = float(part["t"].iloc[0])
         last = float(part["t"].iloc[-1])
-        due = last >= self._block_t0 + BLOCK_S + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS
-        if due and self._may_cut():
+        if last >= self._block_t0 + BLOCK_S + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS:
             self._cut()
 
-    def _may_cut(self) -> bool:
-        """Whether a block can end in the rows held, read from their times alone (the rows are
-        joined only to cut them: a source with counters but no running flag has no quiet row,
-        and joining its growing rows at every part would be quadratic)."""
+    def _cut_row(self) -> int | None:
+        """Where the block being filled can end: the first quiet row held (see :class:`_Marks`)
+        from its day's end (or its ``BLOCK_ROWS``th row) on, with ``LOOKAHEAD_S`` of rows after
+        it; None: none yet (never, for a source with counters but no running flag: it is judged
+        whole). Read from the parts' times alone: the rows are joined only to cut them (joining a
+        growing window at every part would be quadratic)."""
         assert self._block_t0 is not None
         t = np.concatenate([m.t for m in self._marks])
         at = min(max(int(np.searchsorted(t, self._block_t0 + BLOCK_S)), self._first + 1), self._first + BLOCK_ROWS)
         if at >= t.size:
-            return False
+            return None
         counted = any(m.counted for m in self._marks)
-        quiet = np.concatenate([m.quiet for m in self._marks]) if counted else t
-        return bool(((quiet >= t[at]) & (quiet <= t[-1] - LOOKAHEAD_S)).any())
+        quiet = np.concatenate([m.quiet for m in self._marks]) if counted else t  # no statistic: any row
+        fit = quiet[(quiet >= t[at]) & (quiet <= t[-1] - LOOKAHEAD_S)]
+        return int(np.searchsorted(t, fit[0])) if fit.size else None
 
     def _held(self) -> pd.DataFrame:
         """The rows held, as one frame."""
@@ -130,15 +131,9 @@ class WindowDiagnoser:
 
     def _cut(self) -> None:
         """Judge every block the rows held complete (each ends at a quiet row with its lookahead)."""
-        while True:
+        while (cut := self._cut_row()) is not None:
             d = self._held()
             t = d["t"].to_numpy(dtype="float64")
-            assert self._block_t0 is not None
-            at = max(int(np.searchsorted(t, self._block_t0 + BLOCK_S)), self._first + 1)
-            at = min(at, self._first + BLOCK_ROWS)
-            cut = _quiet_row(d, at, t[-1] - LOOKAHEAD_S)
-            if cut is None:
-                return
             self._judge(d, self._first, cut, final=False)
             keep = min(int(np.searchsorted(t, t[cut] - LOOKBACK_S)), cut)
             self._parts = [d.iloc[keep:].reset_index(drop=True)]
@@ -146,9 +141,7 @@ class WindowDiagnoser:
             self._rows = len(d) - keep
             self._offset += keep
             self._first = cut + 1 - keep
-            self._block_t0 = float(t[cut + 1]) if cut + 1 < t.size else float(t[cut])
-            if self._first >= self._rows:
-                return
+            self._block_t0 = float(t[cut + 1])  # the lookahead holds rows after the cut
 
     def _judge(self, d: pd.DataFrame, first: int, last: int, final: bool) -> None:
         """The block of rows ``first`` to ``last`` of ``d`` (the rows held; the others are context)."""
@@ -160,12 +153,12 @@ class WindowDiagnoser:
             peak = float(np.nanmax(cache))
             self.cache_bytes = peak if self.cache_bytes is None else max(self.cache_bytes, peak)
         settings = engine_config.resolve(self.facts, self.cache_bytes)
-        if not self._disk_chosen:
-            self.disk, self._disk_chosen = pick_disk(frame.iloc[own], self.facts.devices), True
+        if not self._judged:  # the data disk, once: from the window's first block
+            self.disk = pick_disk(frame.iloc[own], self.facts.devices)
         cols = Columns.of(frame, self.disk)
         found, at = self._episodes(frame, first)
         mine = [e for e in found if first <= e.rows[0] + at <= last or (final and e.rows[0] + at >= first)]
-        around = [e for e in self.episodes[-8:] if e.end is None or e.end + BASELINE_CLEAR_AFTER_S >= float(cols.t[0])]
+        around = self._reaching(float(cols.t[0]))
         nearby = [*around, *found]
         clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
         base_rows, whole = whole_baseline(cols, clear, bool(nearby), own, self.baseline.loaded)
@@ -183,6 +176,18 @@ class WindowDiagnoser:
         self._tally(frame, cols, own)
         self.episodes += judged
         self._judged = True
+
+    def _reaching(self, since: float) -> list[Episode]:
+        """The episodes of the blocks before whose clearance reaches ``since`` (the context's
+        first sample): their checkpoints keep the context's samples out of the baselines.
+        WiredTiger runs one checkpoint at a time, so they are the last ones (at a 10 s interval,
+        thirty of them)."""
+        out: list[Episode] = []
+        for e in reversed(self.episodes):
+            if e.end is not None and e.end + BASELINE_CLEAR_AFTER_S < since:
+                break
+            out.append(e)
+        return out[::-1]
 
     def _episodes(self, frame: pd.DataFrame, first: int) -> tuple[list[Episode], int]:
         """The checkpoints from the block's first row on, found from the quiet row before it (none
@@ -219,11 +224,8 @@ class WindowDiagnoser:
             known = role[np.isfinite(role)]
             self.secondary += (float(known.sum()), float(known.size))
         self.timeline.add(frame, self.disk, own)
-        for name in frame.columns:
-            if name.startswith("disk.") and name.endswith(".wmb_s"):
-                dev = name[len("disk.") : -len(".wmb_s")]
-                written = float(np.nansum(frame[name].to_numpy(dtype="float64")[own] * dt))
-                self.disk_written[dev] = self.disk_written.get(dev, 0.0) + written
+        for dev, written in disk_writes(frame.iloc[own]).items():
+            self.disk_written[dev] = self.disk_written.get(dev, 0.0) + written
         self.peak.block(cols.disk_wmb_s, cols.dt, own)
 
     def finish(self) -> None:
@@ -252,8 +254,9 @@ def disk_note(w: WindowDiagnoser) -> list[str]:
 
 @dataclass(frozen=True)
 class _Marks:
-    """A part's sample times, the times of its quiet rows (see :func:`_quiet_row`), and whether
-    it has any checkpoint statistic."""
+    """A part's sample times, the times of its quiet rows, and whether it has any checkpoint
+    statistic. A row is quiet when no checkpoint runs there (the running flag down, the start
+    counter read): none is pending, so the counters read from it on as from the window's start."""
 
     t: np.ndarray
     quiet: np.ndarray
@@ -268,33 +271,24 @@ class _Marks:
         return cls(t, t[(flag == 0) & np.isfinite(starts)], counted)
 
 
-def _quiet_row(d: pd.DataFrame, at: int, latest: float) -> int | None:
-    """The first row from ``at`` at which no checkpoint runs (the running flag down, the start
-    counter read), no later than ``latest``; without any checkpoint statistic, the row at ``at``.
-    None: none yet (or a source with counters but no flag: it is judged whole)."""
-    t = d["t"].to_numpy(dtype="float64")
-    end = int(np.searchsorted(t, latest, side="right"))
-    if at >= end:
-        return None
-    starts = d["ckpt_starts"].to_numpy(dtype="float64")
-    flag = d["ckpt_running"].to_numpy(dtype="float64")
-    if np.isnan(starts).all() and np.isnan(flag).all():
-        return at
-    quiet = np.flatnonzero((flag[at:end] == 0) & np.isfinite(starts[at:end]))
-    return at + int(quiet[0]) if quiet.size else None
+def disk_writes(d: pd.DataFrame) -> dict[str, float]:
+    """The MB each disk of the frame wrote."""
+    dt = d["dt"].to_numpy(dtype="float64")
+    return {
+        c[len("disk.") : -len(".wmb_s")]: float(np.nansum(d[c].to_numpy(dtype="float64") * dt))
+        for c in d.columns
+        if c.startswith("disk.") and c.endswith(".wmb_s")
+    }
 
 
 def pick_disk(d: pd.DataFrame, devices: Sequence[str]) -> str | None:
     """The data disk: the recorder's own mapping of dbPath to disks, else the disk that wrote the
     most (FTDC keeps every physical disk of the host)."""
-    disks = [c[len("disk.") : -len(".wmb_s")] for c in d.columns if c.startswith("disk.") and c.endswith(".wmb_s")]
+    written = disk_writes(d)
     for dev in devices:
-        if dev in disks:
+        if dev in written:
             return dev
-    if not disks:
-        return None
-    dt = d["dt"].to_numpy(dtype="float64")
-    return max(disks, key=lambda dev: float(np.nansum(d[f"disk.{dev}.wmb_s"].to_numpy(dtype="float64") * dt)))
+    return max(written, key=lambda dev: written[dev]) if written else None
 
 
 SUSTAINED_S = 1.0  # a disk's demonstrated rate: the most it wrote over this many seconds
@@ -324,10 +318,8 @@ class _Peak:
         if not valid.any():
             return
         starts = np.flatnonzero(valid)
-        means = (amount[ends[valid]] - amount[starts]) / (span[ends[valid]] - span[starts])
-        if means.size:
-            best = float(means.max())
-            self.peak = best if self.peak is None else max(self.peak, best)
+        best = float(((amount[ends[valid]] - amount[starts]) / (span[ends[valid]] - span[starts])).max())
+        self.peak = best if self.peak is None else max(self.peak, best)
 
     def result(self) -> float | None:
         """The peak, or over a window shorter than ``SUSTAINED_S`` its mean (None: no rate)."""
