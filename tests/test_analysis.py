@@ -15,7 +15,7 @@ from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.series import derive
 from ckptdiag.model.engine_config import EvictionSettings, resolve
 from ckptdiag.model.facts import ServerFacts
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE
 
 F42 = "mongodb-4.2.12__b1ron__metrics.2021-03-15T02-21-47Z-00000"
 F70_IDLE = "mongodb-7.0.0-rc6__b1ron__metrics.2024-04-16T11-34-42Z-00000"
@@ -238,7 +238,7 @@ def test_derive_in_pieces_equals_derive_in_one_go() -> None:
     whole = derive(read_ftdc([path]).frame)
     for rows in (50, 299, 301):  # seams inside chunks' worth of rows and exactly on them
         chain = PieceChain(mark_continuity)
-        for piece in file_pieces(path, False, TimeWindow(), rows, FtdcData(None, [], []), {}):
+        for piece in file_pieces(path, False, WHOLE, rows, FtdcData(None, [], []), {}):
             chain.add(piece)
         parts, gaps, restarts = chain.result()
         assert gaps == 0 and restarts == 0

@@ -13,7 +13,7 @@ import pytest
 from conftest import SHARED_DATA, run_cli, shared_path
 from ftdc_writer import SimServer, write_ftdc
 
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.sources.ftdc import FtdcError
 from ckptdiag.workflows import ftdc_window
 from ckptdiag.workflows.ftdc_window import DerivedWindow, derive_ftdc
@@ -34,8 +34,7 @@ def assert_same(one: DerivedWindow, many: DerivedWindow) -> None:
     assert one.data.mongod == many.data.mongod
 
 
-def both(paths: list[Path], window: TimeWindow | None = None) -> DerivedWindow:
-    window = window or TimeWindow()
+def both(paths: list[Path], window: TimeWindow = WHOLE) -> DerivedWindow:
     one = derive_ftdc(paths, window, jobs=1)
     many = derive_ftdc(paths, window, jobs=2)
     assert_same(one, many)
@@ -66,7 +65,7 @@ def test_every_shared_directory_is_the_same_in_workers(directory: Path, tmp_path
         both([as_directory(files, tmp_path / "diagnostic.data")])
     except FtdcError as exc:  # a directory of another producer's files: the same error both ways
         with pytest.raises(FtdcError, match=re.escape(exc.message)):
-            derive_ftdc([tmp_path / "diagnostic.data"], TimeWindow(), jobs=2)
+            derive_ftdc([tmp_path / "diagnostic.data"], WHOLE, jobs=2)
 
 
 def test_archives_and_an_interim_file_that_repeats_their_end(tmp_path: Path) -> None:
@@ -141,9 +140,9 @@ def test_a_damaged_file_in_the_middle_is_its_note_both_ways(tmp_path: Path, monk
         again.append(file.name)
         return derive_file(file, *args, **kwargs)  # type: ignore[arg-type]
 
-    one = derive_ftdc([d], TimeWindow(), jobs=1)
+    one = derive_ftdc([d], WHOLE, jobs=1)
     monkeypatch.setattr(ftdc_window, "derive_file", counted)
-    many = derive_ftdc([d], TimeWindow(), jobs=2)
+    many = derive_ftdc([d], WHOLE, jobs=2)
     assert_same(one, many)
     assert again == ["metrics.2026-01-01T00-04-00Z-00000"]
     errors = [r.error for r in many.data.reports if r.error]
@@ -156,7 +155,7 @@ def test_a_file_given_alone_that_is_not_ftdc_raises_both_ways(tmp_path: Path) ->
     bad.write_bytes(b"\x05\x00\x00\x00\x00" + b"x" * 100)
     for jobs in (1, 2):
         with pytest.raises(FtdcError, match=r"metrics\.bad"):
-            derive_ftdc([good, bad], TimeWindow(), jobs=jobs)
+            derive_ftdc([good, bad], WHOLE, jobs=jobs)
 
 
 def test_report_with_workers_is_byte_for_byte_one_processs(tmp_path: Path) -> None:

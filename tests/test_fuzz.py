@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ckptdiag.errors import CkptdiagError
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE
 from ckptdiag.recording import read_recording
 from ckptdiag.sources.ftdc import decode_chunk, decode_deltas
 from ckptdiag.sources.ftdc.kernel import compiled
@@ -280,7 +280,7 @@ def test_the_boundary_redactor_changes_no_real_report() -> None:
             texts.append((render_html(report), HTML_REDACTED))
     for path in logs:
         with contextlib.suppress(CkptdiagError):
-            log_report = log_only_report((path,), TimeWindow())
+            log_report = log_only_report((path,), WHOLE)
             texts += [(render(log_report, "json"), REDACTED), (render(log_report, "md"), REDACTED)]
             texts.append((render(log_report, "html"), HTML_REDACTED))
     assert texts
@@ -327,7 +327,7 @@ def test_any_log_reads_or_is_a_named_error(
     path = tmp_path_factory.mktemp("log") / ("mongod.log.gz" if gz else "mongod.log")
     path.write_bytes(data[: max(1, int(len(data) * keep))])
     with contextlib.suppress(CkptdiagError):
-        log_only_report((path,), TimeWindow())
+        log_only_report((path,), WHOLE)
 
 
 @settings(max_examples=80, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))

@@ -15,7 +15,7 @@ from ftdc_writer import SimServer, write_ftdc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE
 from ckptdiag.workflows.report import diagnose_window
 
 T0 = 1_700_000_000.0
@@ -224,7 +224,7 @@ def test_without_checkpoint_messages_bursts_of_slow_operations_stand_in_and_say_
     lines.sort(key=lambda line: json.loads(line)["t"]["$date"])
     log = tmp_path / "mongod.log"
     log.write_text("\n".join(lines) + "\n")
-    report = log_only_report((log,), TimeWindow())
+    report = log_only_report((log,), WHOLE)
     dx = report.dx
     assert [e.evidence for e in dx.episodes] == ["slow-op-burst"] * 8
     assert dx.period_s == pytest.approx(60.0) and dx.severity == "ok"  # a guess is never a warning

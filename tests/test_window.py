@@ -18,7 +18,7 @@ from ckptdiag.analysis.distribution import EXACT_VALUES, Distribution
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.window import WindowDiagnoser
 from ckptdiag.model.facts import ServerFacts
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.workflows.ftdc_window import derive_ftdc
 from ckptdiag.workflows.report import diagnose_window
 
@@ -65,7 +65,7 @@ def ten_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_ten_day_directory_is_judged_a_day_at_a_time_the_same_in_any_pieces(ten_days: Path) -> None:
-    whole = derive_ftdc([ten_days], TimeWindow(), jobs=1)
+    whole = derive_ftdc([ten_days], WHOLE, jobs=1)
     assert whole.derived is not None
     facts = ServerFacts(version="7.0.0")
     one = diagnose(whole.derived, facts)
@@ -83,7 +83,7 @@ def test_a_window_is_cut_only_where_no_checkpoint_runs(ten_days: Path, monkeypat
     """Blocks of an hour: every block ends at a sample whose running flag is down, so no
     checkpoint is cut in two, and every episode is found once."""
     monkeypatch.setattr(window_module, "BLOCK_S", 3600.0)
-    whole = derive_ftdc([ten_days], TimeWindow(), jobs=1)
+    whole = derive_ftdc([ten_days], WHOLE, jobs=1)
     assert whole.derived is not None
     short = diagnose(whole.derived, ServerFacts(version="7.0.0"))
     assert len(short.episodes) == 10 * 1440
@@ -102,7 +102,7 @@ def test_every_shared_input_in_pieces_and_blocks_is_the_same(path: Path, monkeyp
     """Real FTDC, cut into blocks of two hours and fed in pieces of 1,013 rows, against the same
     blocks fed whole (the shared inputs are a few days: one block by default, as always judged)."""
     monkeypatch.setattr(window_module, "BLOCK_S", 7200.0)
-    whole = derive_ftdc([path], TimeWindow(), jobs=1)
+    whole = derive_ftdc([path], WHOLE, jobs=1)
     assert whole.derived is not None
     facts = ServerFacts(version="4.2.0")
     _same(diagnose(whole.derived, facts), _in_pieces(whole.derived, facts, 1013))
@@ -155,7 +155,7 @@ def test_a_source_without_a_running_flag_is_never_joined_again_at_every_part(
     """Checkpoint counters but no running flag: no quiet sample, so no block ends before the
     window does; the rows held are joined once at the end, not at every part (that was
     quadratic in the window), and the window is judged whole, as one block."""
-    whole = derive_ftdc([ten_days], TimeWindow(), jobs=1)
+    whole = derive_ftdc([ten_days], WHOLE, jobs=1)
     assert whole.derived is not None
     flagless = whole.derived.assign(ckpt_running=np.nan)
     joins = []
@@ -185,7 +185,7 @@ def test_every_checkpoint_before_a_block_keeps_its_samples_out_of_the_baselines(
     server = SimServer([(float(s), float(s) + 9.0) for s in starts], _fine=0.1)
     path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
     write_ftdc(path, server, [float(i) for i in range(3 * 3600 + 60)])
-    whole = derive_ftdc([path], TimeWindow(), jobs=1)
+    whole = derive_ftdc([path], WHOLE, jobs=1)
     assert whole.derived is not None
     facts = ServerFacts(version="7.0.0")
     one = diagnose(whole.derived, facts)

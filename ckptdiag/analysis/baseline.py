@@ -21,7 +21,7 @@ import numpy as np
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.results import Baseline, Episode
-from ckptdiag.analysis.stats import nanmedian
+from ckptdiag.analysis.stats import nanmedian, sums_before
 from ckptdiag.analysis.thresholds import (
     BASELINE_MIN_SAMPLES,
     BASELINE_WINDOW_S,
@@ -65,7 +65,7 @@ def local_baselines(
     window's, as are all of them with fewer than ``BASELINE_MIN_SAMPLES`` samples. The medians of
     the episodes with the same number of samples (most of a regular server's) are taken together."""
     t = cols.t
-    counted = np.concatenate(([0], np.cumsum(base_rows)))
+    counted = sums_before(base_rows)
     a = np.searchsorted(t, starts - BASELINE_WINDOW_S)
     b = np.searchsorted(t, starts)
     short = counted[b] - counted[a] < BASELINE_MIN_SAMPLES
@@ -102,7 +102,7 @@ def _medians(values: np.ndarray, first: np.ndarray, size: np.ndarray, wanted: np
     """The median of the finite ``values[first[k] : first[k] + size[k]]`` for each wanted ``k``
     (None: none finite, or not wanted), as :func:`nanmedian` takes it."""
     out: list[float | None] = [None] * first.size
-    finite = np.concatenate(([0], np.cumsum(np.isfinite(values))))
+    finite = sums_before(np.isfinite(values))
     clean = wanted & (finite[first + size] - finite[first] == size)
     for k in np.flatnonzero(wanted & ~clean).tolist():  # a NaN among them: one at a time
         out[k] = nanmedian(values[first[k] : first[k] + size[k]])

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.stats import sums_before
 
 # A disk write burst: above max(2x the median, median + 6 MAD, 1 MB/s)
 BURST_MEDIAN_FACTOR = 2.0
@@ -77,8 +78,8 @@ class _Counters:
             recent_ms=col("ckpt_recent_ms"),
             written=written,
             has_flag=not bool(np.isnan(running).all()),  # once, not at every row still_running reads
-            written_before=np.concatenate(([0.0], np.cumsum(np.nan_to_num(written)))),
-            written_seen=np.concatenate(([0], np.cumsum(np.isfinite(written)))),
+            written_before=sums_before(np.nan_to_num(written)),
+            written_seen=sums_before(np.isfinite(written)),
         )
 
     def still_running(self, k: int, begun: int, pending: int) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 from ckptdiag.analysis.baseline import local_baselines
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import ratio, time_weighted_mean
+from ckptdiag.analysis.stats import ratio, sums_before, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
     LOAD_BEFORE_S,
@@ -106,15 +106,15 @@ class _Reads:
 
     def __init__(self, cols: Columns, starts: np.ndarray, ends: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         t = cols.t
-        self.recovered_by = (ends + IMPACT_GRACE_S + RECOVERY_WINDOW_S).tolist()  # when the load must be back
-        horizon = np.searchsorted(t, ends + IMPACT_GRACE_S + RECOVERY_WINDOW_S, side="right")
+        recovered_by = ends + IMPACT_GRACE_S + RECOVERY_WINDOW_S  # when the load must be back
+        self.recovered_by = recovered_by.tolist()
+        horizon = np.searchsorted(t, recovered_by, side="right")
         after = np.searchsorted(t, ends + IMPACT_GRACE_S, side="right")
         self.after = (after, horizon)
         self.span: dict[str, list[float | None]] = {}
         for names, reduce in ((HIGHEST, np.fmax), (LOWEST, np.fmin), (SUMMED, np.add)):
             for name in names:
                 self.span[name] = _reduced(getattr(cols, name), lo, hi + 1, reduce)
-        self.throttled = _reduced(np.isfinite(cols.throttle_ms).astype(np.float64), lo, hi + 1, np.add)
         self.lag_before = _listed(cols.repl_lag_s[lo - 1])
         self.load = self._load(cols, starts, lo)
         self.came_back = self._came_back(cols, lo, hi, horizon)
@@ -127,9 +127,9 @@ class _Reads:
         at the window's start (nothing before it), the load after it."""
         ops, dt = cols.ops_s, cols.dt
         ok = np.isfinite(ops) & np.isfinite(dt) & (dt > 0)
-        done = np.concatenate(([0.0], np.cumsum(np.where(ok, ops * dt, 0.0))))
-        time = np.concatenate(([0.0], np.cumsum(np.where(ok, dt, 0.0))))
-        counted = np.concatenate(([0], np.cumsum(ok)))
+        done = sums_before(np.where(ok, ops * dt, 0.0))
+        time = sums_before(np.where(ok, dt, 0.0))
+        counted = sums_before(ok)
         first = np.maximum(np.minimum(np.searchsorted(cols.t, starts - LOAD_BEFORE_S, side="right"), lo - 1), 1)
         known = (first < lo) & (counted[lo] > counted[np.minimum(first, lo)])
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -243,7 +243,7 @@ def _impact(e: Episode, k: int, r: _Reads, base: Baseline, *, seen: bool) -> Imp
         write_tickets_available_min=span["wtickets_avail"][k],
         queued_writers_max=span["queue_writers"][k],
         repl_lag_growth_s=lag - before if lag is not None and before is not None else None,
-        throttled_ms=(span["throttle_ms"][k] or 0.0) if r.throttled[k] else None,
+        throttled_ms=span["throttle_ms"][k],  # a sum, None where io_capacity's wait was not read
         stall=stall,
         reasons=reasons,
     )

@@ -38,7 +38,7 @@ class Overdue:
 @dataclass(frozen=True)
 class _Stretch:
     """What the rows of a stretch read so far show (a stretch may run through several blocks of a
-    long window): the checks of :func:`overdue` over all of them, merged part by part."""
+    long window): the checks of :class:`OverdueTracker` over all of them, merged part by part."""
 
     rows: int
     answered: bool  # every interval a sample, none a gap, rates and checkpoint counters taken
@@ -72,13 +72,17 @@ def _rows(t: np.ndarray, start: float, end: float) -> tuple[int, int]:
     return int(np.searchsorted(t, start, side="right")), int(np.searchsorted(t, end, side="right"))
 
 
-def _answered(cols: Columns, lo: int, hi: int) -> bool:
-    """Did samples come all through rows ``lo`` to ``hi`` - 1, none a gap, their rates taken?"""
-    if hi - lo < 2:
-        return False
+def _came(cols: Columns, lo: int, hi: int) -> bool:
+    """Did every sample of rows ``lo`` to ``hi`` - 1 come after the one before, none a gap, its
+    rates and checkpoint counters taken?"""
     dt = cols.dt[lo:hi]
     counted = np.isfinite(cols.ops_s[lo:hi]).all() and np.isfinite(cols.ckpt_starts[lo:hi]).all()
     return bool(np.all(np.isfinite(dt)) and np.all(dt < GAP_S) and counted)
+
+
+def _answered(cols: Columns, lo: int, hi: int) -> bool:
+    """Did samples come all through rows ``lo`` to ``hi`` - 1 (two or more)?"""
+    return hi - lo >= 2 and _came(cols, lo, hi)
 
 
 def _part(cols: Columns, levels: np.ndarray, lo: int, hi: int, continued: bool) -> _Stretch | None:
@@ -87,7 +91,6 @@ def _part(cols: Columns, levels: np.ndarray, lo: int, hi: int, continued: bool) 
     if hi <= lo:
         return None
     dt = cols.dt[lo:hi]
-    counted = np.isfinite(cols.ops_s[lo:hi]).all() and np.isfinite(cols.ckpt_starts[lo:hi]).all()
     used, dirty, ops = cols.used_pct, cols.dirty_pct, cols.ops_s
     first = lo if continued else lo + 1  # the rows checked for movement (the stretch's first is not)
     with np.errstate(invalid="ignore"):
@@ -96,9 +99,12 @@ def _part(cols: Columns, levels: np.ndarray, lo: int, hi: int, continued: bool) 
     at = np.flatnonzero(moved)
     still = first + int(at[-1]) if at.size else None
     around = dirty[max(lo - 1, 0) : hi]
+    # the rows the engine may have stood still over: after the last that moved; where none did,
+    # after the stretch's first row (or, a part of one begun before, all of them)
+    still_from = still if still is not None else lo - 1 if continued else lo
     return _Stretch(
         rows=hi - lo,
-        answered=bool(np.all(np.isfinite(dt)) and np.all(dt < GAP_S) and counted),
+        answered=_came(cols, lo, hi),
         seconds=float(np.nansum(dt)),
         writes=float(np.nansum(cols.writes_s[lo:hi] * dt)),
         dirty_max=float(np.nanmax(around)) if np.isfinite(around).any() else float("nan"),
@@ -106,12 +112,18 @@ def _part(cols: Columns, levels: np.ndarray, lo: int, hi: int, continued: bool) 
         first_t=float(cols.t[lo]),
         last_t=float(cols.t[hi - 1]),
         moved_t=float(cols.t[still]) if still is not None else None,
-        tail=levels[(still if still is not None else lo - 1 if continued else lo) + 1 : hi].sum(axis=0),
+        tail=levels[still_from + 1 : hi].sum(axis=0),
     )
 
 
 class OverdueTracker:
-    """Overdue checkpoints (see :func:`overdue`) over a window read a block at a time."""
+    """Every checkpoint that ran ``OVERDUE_INTERVALS`` intervals or more, and every stretch that
+    long after one ended in which none began while the server answered (no gap, its samples'
+    rates and checkpoint counters taken) and there was work for one: ``MIN_WRITES_S`` writes a
+    second, or dirty data at the dirty target. An idle server's WiredTiger may skip the
+    checkpoints of a clean database, its counters standing still: never a finding; nor the
+    stretch before the first checkpoint seen. Read a block at a time: a stretch still open when
+    a block ends is carried into the next."""
 
     def __init__(self, interval_s: float | None, dirty_target_pct: float) -> None:
         self.interval_s = interval_s if interval_s is not None and np.isfinite(interval_s) and interval_s > 0 else None

@@ -5,6 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 
+def sums_before(values: np.ndarray) -> np.ndarray:
+    """The sum of ``values`` before each position, and of all of them at the end (one longer):
+    any span's sum is the difference of two.
+
+    >>> sums_before(np.array([1.0, 2.0, 3.0]))
+    array([0., 1., 3., 6.])
+    """
+    out: np.ndarray = np.concatenate(([0], np.cumsum(values)))
+    return out
+
+
 def nanmedian(values: np.ndarray) -> float | None:
     """The median of the finite values (of an even count, the mean of the middle two, as
     ``np.median``), or None. Without np.median's dispatch: a day's episodes ask for ~7,000."""
@@ -97,7 +108,8 @@ class SpacingTally:
         time = np.bincount(key, weights=spacing)
         count = np.bincount(key)
         for k in np.flatnonzero(count).tolist():
-            v = float(_rounded(spacing[np.argmax(key == k) : np.argmax(key == k) + 1])[0])
+            at = int(np.argmax(key == k))  # any spacing of the key: they all round alike
+            v = float(_rounded(spacing[at : at + 1])[0])
             self.time[v] = self.time.get(v, 0.0) + float(time[k])
             self.count[v] = self.count.get(v, 0) + int(count[k])
 

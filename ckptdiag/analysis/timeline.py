@@ -70,8 +70,7 @@ class TimelineTally:
         grown = n - self.first.size
         self.first = np.concatenate((self.first, np.full(grown, np.nan)))
         for name in _FIGURES:
-            fill = 0.0 if name in _SUMMED else np.nan
-            self.values[name] = np.concatenate((self.values.get(name, np.empty(0)), np.full(grown, fill)))
+            self.values[name] = np.concatenate((self.values.get(name, np.empty(0)), _blank(name, grown)))
 
     def _coarsen(self) -> None:
         """Buckets twice as wide: each pair merged (their edges are the wider ones' edges)."""
@@ -83,7 +82,7 @@ class TimelineTally:
         first = np.full(n, np.nan)
         np.fmin.at(first, keys, self.first)
         for name in _FIGURES:
-            merged = np.full(n, 0.0 if name in _SUMMED else np.nan)
+            merged = _blank(name, n)
             _reduce(name).at(merged, keys, self.values[name])
             self.values[name] = merged
         self.first, self.base, self.k = first, base, self.k + 1
@@ -98,7 +97,7 @@ class TimelineTally:
         bucket = np.minimum(((self.first[held] - start) / span * n).astype(np.int64), n - 1)
         out = pd.DataFrame(index=range(n))
         for name in _FIGURES:
-            merged = np.full(n, 0.0 if name in _SUMMED else np.nan)
+            merged = _blank(name, n)
             _reduce(name).at(merged, bucket, self.values[name][held])
             out[name] = merged
         seen = np.zeros(n, dtype=bool)
@@ -122,6 +121,11 @@ class TimelineTally:
         out["stall"] = stall
         result: pd.DataFrame = out
         return result
+
+
+def _blank(name: str, n: int) -> np.ndarray:
+    """``n`` buckets holding no sample of a figure: no time summed, no value seen."""
+    return np.full(n, 0.0 if name in _SUMMED else np.nan)
 
 
 def _reduce(name: str) -> np.ufunc:

@@ -34,7 +34,7 @@ from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import OverdueTracker
 from ckptdiag.analysis.results import Episode, OtherStall
 from ckptdiag.analysis.stalls import other_stalls
-from ckptdiag.analysis.stats import SpacingTally
+from ckptdiag.analysis.stats import SpacingTally, sums_before
 from ckptdiag.analysis.thresholds import (
     BASELINE_CLEAR_AFTER_S,
     BASELINE_CLEAR_BEFORE_S,
@@ -308,8 +308,8 @@ class _Peak:
         """Windows that begin at the block's ``own`` rows (they may end in the rows after)."""
         lo = own.start or 0
         ok = np.isfinite(rate[lo:]) & np.isfinite(dt[lo:]) & (dt[lo:] > 0)
-        amount = np.concatenate(([0.0], np.cumsum(np.where(ok, rate[lo:] * dt[lo:], 0.0))))
-        span = np.concatenate(([0.0], np.cumsum(np.where(ok, dt[lo:], 0.0))))
+        amount = sums_before(np.where(ok, rate[lo:] * dt[lo:], 0.0))
+        span = sums_before(np.where(ok, dt[lo:], 0.0))
         mine = own.stop - lo
         self.amount += float(amount[mine])
         self.span += float(span[mine])

@@ -71,6 +71,9 @@ class TimeWindow:
         return error(f"no {what} in the given window{held}", f"give --since/--until inside the {inputs}' times")
 
 
+WHOLE = TimeWindow()  # no --since or --until
+
+
 def _when(t: float | None) -> str:
     """A time for an error line, to the second (UTC)."""
     return dt.datetime.fromtimestamp(t or 0.0, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

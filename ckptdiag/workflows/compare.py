@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.status import ExitStatus
 from ckptdiag.workflows.report import Destination, diagnose_window, write_text_output
 
@@ -16,7 +16,7 @@ class CompareSide:
     """One side of ``ckptdiag compare``: a recording, FTDC, or a JSON report, and a window."""
 
     path: Path
-    window: TimeWindow = field(default_factory=TimeWindow)
+    window: TimeWindow = WHOLE
 
 
 def load_side(side: CompareSide) -> dict[str, Any]:

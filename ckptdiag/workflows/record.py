@@ -414,8 +414,9 @@ def record_and_diagnose(
 def _cluster_report(result: ClusterResult, warn: Warn) -> Report | ClusterReport:
     """The members' recordings (this run's, not whatever else the directory holds) reported
     together: one report each and the cluster view (one member found: its own report)."""
+    from ckptdiag.model.window import WHOLE
     from ckptdiag.workflows.members import group_members
-    from ckptdiag.workflows.report import WHOLE, cluster_report
+    from ckptdiag.workflows.report import cluster_report
 
     paths = tuple(m.path for m in result.members if m.result and m.result.samples and m.path and m.path.exists())
     members = group_members(paths)

@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ckptdiag import recording
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.status import ExitStatus
 from ckptdiag.workflows import Warn
-
-WHOLE = TimeWindow()  # no --since or --until
 
 if TYPE_CHECKING:
     from ckptdiag.analysis.results import Diagnosis
@@ -100,11 +98,12 @@ def _ftdc_diagnosis(paths: tuple[Path, ...], window: TimeWindow, events: Any) ->
         return mongod_logs.with_open_config(facts, events) if events is not None else facts
 
     stream = WindowDiagnoser(ServerFacts())
-    known = [-1]  # metadata documents the facts were made from
+    known = -1  # metadata documents the facts were made from
 
     def sink(part: Any, data: Any) -> None:
-        if len(data.metadata) != known[0]:  # the facts from what the files read so far say
-            stream.facts, known[0] = facts_of(data), len(data.metadata)
+        nonlocal known
+        if len(data.metadata) != known:  # the facts from what the files read so far say
+            stream.facts, known = facts_of(data), len(data.metadata)
         stream.add(part)
 
     read = derive_ftdc(list(paths), window, sink=sink)

@@ -16,11 +16,9 @@ from ckptdiag.model import catalogue
 from ckptdiag.model.disk import FTDC_DISK_FIELDS
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
-from ckptdiag.model.window import TimeWindow
+from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
 from ckptdiag.sources.ftdc.reference import Selection
-
-WHOLE = TimeWindow()  # no --since or --until
 
 
 @dataclass
