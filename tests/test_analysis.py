@@ -231,7 +231,7 @@ def test_the_idle_70_file_is_ok_without_a_stall() -> None:
 
 
 def test_derive_in_pieces_equals_derive_in_one_go() -> None:
-    from ckptdiag.analysis.series import PieceChain
+    from ckptdiag.analysis.pieces import PieceChain
     from ckptdiag.sources.ftdc import FtdcData, file_pieces, mark_continuity, read_ftdc
 
     path = shared_path("ftdc", F42)

@@ -9,8 +9,6 @@ derived a piece at a time and only this is kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
 
@@ -22,7 +20,9 @@ from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")
-DISK_FIGURES = ("wmb_s", "w_s", "util_pct", "w_await_ms", "aqu_sz")
+# each disk's figures, named as the analysis reads them, and iostat's names for them
+_IOSTAT_FIGURES = {"wmb_s": "wmb_s", "w_s": "w_s", "util_pct": "util_pct", "w_await_ms": "w_await", "aqu_sz": "aqu_sz"}
+DISK_FIGURES = tuple(_IOSTAT_FIGURES)
 
 
 def _restarts(frame: pd.DataFrame) -> np.ndarray:
@@ -58,18 +58,36 @@ def event_counter(frame: pd.DataFrame, column: str, restarts: np.ndarray) -> np.
         return np.full(len(frame), np.nan)
     values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
     seam = restarts.copy()
-    high = pd.Series(values).groupby(np.cumsum(seam)).cummax().to_numpy(dtype="float64")
+    high = running_max(values, seam)
+    high[np.isnan(values)] = np.nan  # as pandas' cummax: a missing value is no highest value
     prev_high = np.concatenate(([np.nan], high[:-1]))
     with np.errstate(invalid="ignore"):
         seam |= values < RESET_FRACTION * prev_high
     # the highest value so far within each stretch between seams (a missing one is carried)
-    held = pd.Series(values).groupby(np.cumsum(seam)).cummax().to_numpy(dtype="float64")
-    held = pd.Series(held).groupby(np.cumsum(seam)).ffill().to_numpy(dtype="float64")
+    held = running_max(values, seam)
     delta: np.ndarray = np.empty_like(held)
     delta[0] = np.nan
     np.subtract(held[1:], held[:-1], out=delta[1:])
     delta[seam] = np.nan
     return delta
+
+
+def running_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The highest value so far within each stretch that begins where ``starts`` is set (and at
+    row 0); a missing value is skipped and the highest before it carried (NaN before any value).
+
+    >>> running_max(np.array([1.0, np.nan, 0.5, 3.0, 2.0, np.nan]), np.array([0, 0, 0, 0, 1, 0], dtype=bool)).tolist()
+    [1.0, 1.0, 1.0, 3.0, 2.0, 2.0]
+    """
+    bounds = np.flatnonzero(starts[1:]) + 1
+    if bounds.size > 64:  # many stretches: one grouped pass rather than a loop over them
+        grouped = pd.Series(values).groupby(np.cumsum(starts)).cummax()
+        held: np.ndarray = grouped.groupby(np.cumsum(starts)).ffill().to_numpy(dtype="float64")
+        return held
+    out = np.empty_like(values)
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, values.size], strict=True):
+        np.fmax.accumulate(values[lo:hi], out=out[lo:hi])
+    return out
 
 
 def _delta(frame: pd.DataFrame, column: str, seam: np.ndarray, wrap: int | None = None) -> np.ndarray:
@@ -136,7 +154,13 @@ def data_disks(frame: pd.DataFrame) -> list[str]:
 
 
 def derive(frame: pd.DataFrame) -> pd.DataFrame:
-    """The per-sample figures every analysis reads, indexed like ``frame``.
+    """The per-sample figures every analysis reads (:func:`derived_columns`), indexed like ``frame``."""
+    derived: pd.DataFrame = pd.DataFrame(derived_columns(frame), index=frame.index)
+    return derived
+
+
+def derived_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The per-sample figures every analysis reads, a float64 array each, row for row with ``frame``.
 
     Columns (NaN where unknown): ``t``, ``dt``, ``seam`` (1: a gap, restart or row 0: no rate);
     ``ops_s``, ``writes_s``; ``write_lat_ms``, ``read_lat_ms`` (mean, opLatencies); ``write_p99_ms``, ``read_p99_ms``
@@ -193,8 +217,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     )
     for dev in sorted(data_disks(frame)):  # by name: every piece of a window has the same columns
         out.update(disk_figures(frame, dev, dt, seam))
-    derived: pd.DataFrame = pd.DataFrame(out, index=frame.index)
-    return derived
+    return out
 
 
 def _host_cpu_pct(columns: _Reader) -> np.ndarray:
@@ -300,117 +323,13 @@ def disk_figures(frame: pd.DataFrame, dev: str, dt: np.ndarray, seam: np.ndarray
         column = f"disk.{dev}.{name}"
         if column in frame:
             counters[:, j] = frame[column].to_numpy(dtype="float64", na_value=np.nan)
-    prev = np.vstack([np.full((1, counters.shape[1]), np.nan), counters[:-1]])
-    figures = iostat(prev, counters, np.where(dt > 0, dt, np.nan))
-    col = f"disk.{dev}."
+    prev = np.empty_like(counters)
+    prev[:1] = np.nan
+    prev[1:] = counters[:-1]
+    figures = iostat(prev, counters, np.where(dt > 0, dt, np.nan), wanted=_IOSTAT_FIGURES.values())
     out = {}
-    for ours, theirs in (
-        ("wmb_s", "wmb_s"),
-        ("w_s", "w_s"),
-        ("util_pct", "util_pct"),
-        ("w_await_ms", "w_await"),
-        ("aqu_sz", "aqu_sz"),
-    ):
-        values = figures[theirs].copy()
+    for ours, theirs in _IOSTAT_FIGURES.items():
+        values = figures[theirs]
         values[seam] = np.nan
-        out[col + ours] = values
+        out[f"disk.{dev}.{ours}"] = values
     return out
-
-
-class PieceChain:
-    """Pieces of one window derived in time order, each joined to the row before it.
-
-    Each piece is joined to the ``last`` row of the pieces before it and re-marked with ``mark``,
-    so that the rates across the seam are taken once, and restarts and gaps are counted once.
-    ``last`` is the latest sample so far (a piece's rows at or before it are dropped: an interim
-    file repeats the archive's end), held as :func:`seam_row` makes it: a chain started from a
-    given ``last`` derives exactly what the chain that read up to that row would.
-    """
-
-    def __init__(self, mark: Callable[[pd.DataFrame], pd.DataFrame], last: pd.DataFrame | None = None) -> None:
-        self.mark = mark
-        self.last = last
-        self.parts: list[pd.DataFrame] = []
-        self.gaps = self.restarts = 0
-
-    def add(self, piece: pd.DataFrame) -> None:
-        """Derive one piece (in time order) after the rows before it."""
-        last = self.last
-        if last is not None:
-            after = piece["t"].to_numpy() > float(last["t"].iloc[0])
-            if not after.all():  # an interim file repeats the archive's end
-                piece = piece[after]
-            if piece.empty:
-                return
-        joined = piece if last is None else self.mark(pd.concat([last, piece]))
-        own = joined.iloc[1:] if last is not None else joined
-        self.gaps += int(own["gap_before"].astype(bool).sum())
-        self.restarts += int(joined["segment"].max() - joined["segment"].min())
-        derived = derive(joined)
-        own_rows = derived.iloc[1:] if last is not None else derived
-        # float32 keeps a long window small; time stays float64 (epoch seconds need it)
-        self.parts.append(own_rows.astype({c: "float32" for c in own_rows.columns if c not in ("t", "dt")}))
-        self.last = seam_row(piece.iloc[[-1]])
-
-    def result(self) -> tuple[pd.DataFrame, int, int]:
-        """-> (the derived frame, gaps, restarts). The parts are let go of as they are copied into
-        it: a long window's figures are held once, not twice (pd.concat held both, ~0.9 GB more
-        for 47 days of FTDC)."""
-        parts, self.parts = self.parts, []
-        if not parts:
-            raise ValueError("no samples in the window")
-        return (parts[0] if len(parts) == 1 else _stacked(parts)), self.gaps, self.restarts
-
-
-def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """Derived parts one after another in one frame (columns in order of first appearance, NaN in
-    a part that lacks one), each part released once copied."""
-    names = list(dict.fromkeys(c for part in parts for c in part.columns))
-    exact = [c for c in names if c in ("t", "dt")]  # float64: epoch seconds need it
-    small = [c for c in names if c not in exact]
-    rows = sum(len(part) for part in parts)
-    index = parts[0].index.append([part.index for part in parts[1:]])
-    block = np.empty((len(small), rows), dtype=np.float32)  # its pages are taken as it is filled
-    wide = {c: np.empty(rows, dtype=np.float64) for c in exact}
-    at = 0
-    for k in range(len(parts)):
-        part = parts[k]
-        n = len(part)
-        for j, c in enumerate(small):
-            block[j, at : at + n] = part[c].to_numpy() if c in part else np.nan
-        for c in exact:
-            wide[c][at : at + n] = part[c].to_numpy() if c in part else np.nan
-        parts[k] = part = pd.DataFrame()  # let it go
-        at += n
-    frame = pd.DataFrame(block.T, columns=small, index=index, copy=False)
-    for c in exact:
-        frame.insert(names.index(c), c, wide[c])
-    stacked: pd.DataFrame = frame
-    return stacked
-
-
-MARKS = ("seq", "segment", "gap_before")  # the continuity marks: made anew on every join
-
-
-def seam_row(row: pd.DataFrame) -> pd.DataFrame:
-    """A one-row frame as a chain holds its last row: only the values it has (a column it lacks
-    changes no figure of the next piece), numbers as float64 (as :func:`derive` reads them), no
-    continuity marks (the join makes them). The same sample read with other chunks about it, or
-    in another piece, is then the same row."""
-    values = {
-        c: float(v) if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) else v
-        for c, v in zip(row.columns, row.iloc[0].tolist(), strict=True)
-        if c not in MARKS and not pd.isna(v)
-    }
-    seam: pd.DataFrame = pd.DataFrame({c: [v] for c, v in values.items()}, index=row.index)
-    return seam
-
-
-def same_row(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
-    """Whether two :func:`seam_row` rows are the same sample with the same values (column order aside)."""
-    if a is None or b is None:
-        return a is None and b is None
-    if set(a.columns) != set(b.columns):
-        return False
-    columns = sorted(a.columns)
-    return bool(a[columns].reset_index(drop=True).equals(b[columns].reset_index(drop=True)))

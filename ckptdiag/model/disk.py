@@ -10,7 +10,7 @@ down treated as removed and inserted again (iostat.c, "removed then inserted" te
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -150,10 +150,13 @@ def _reset(prev: np.ndarray, curr: np.ndarray) -> np.ndarray:
     return result
 
 
-def iostat(prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray) -> dict[str, np.ndarray]:
+def iostat(
+    prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray, wanted: Collection[str] | None = None
+) -> dict[str, np.ndarray]:
     """iostat -x figures for n intervals at once: ``prev`` and ``curr`` are (n, 17) counter
     matrices in /proc/diskstats order (NaN where a counter is unknown), ``dt_s`` the n interval
-    lengths. -> one array per :class:`DiskRates` field.
+    lengths. -> one array per :class:`DiskRates` field (only those ``wanted``, when given: a long
+    window's disks need five of the fourteen).
 
     sysstat's rules, exactly: a device whose summed ios and sector counters all went down was
     removed and inserted again, so the interval counts from zero; any other counter that went
@@ -161,18 +164,18 @@ def iostat(prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray) -> dict[str, np
     int and wrap at 2**32; averages are 0 when no I/O completed; %util is at most 100; an
     interval of 0 counts as 1 s (get_interval: "if (!itv) itv = 1").
     """
-    prev = np.where(_reset(prev, curr)[:, None], 0.0, prev)
+    reset = _reset(prev, curr)
     dt = np.where(dt_s > 0, dt_s, 1.0)
-    with np.errstate(invalid="ignore"):
-        delta = curr - prev
-    f = FIELD_INDEX
+    deltas: dict[str, np.ndarray] = {}
 
     def d(name: str) -> np.ndarray:
-        column = delta[:, f[name]]
-        with np.errstate(invalid="ignore"):
-            # the ms counters wrap; the others that went back give no rate
-            out: np.ndarray = np.mod(column, TICKS_WRAP) if name in _TICK_FIELDS else np.where(column < 0, 0.0, column)
-        return out
+        if name not in deltas:  # each counter's increase taken once, and only where a figure reads it
+            j = FIELD_INDEX[name]
+            with np.errstate(invalid="ignore"):
+                column = curr[:, j] - np.where(reset, 0.0, prev[:, j])
+                # the ms counters wrap; the others that went back give no rate
+                deltas[name] = np.mod(column, TICKS_WRAP) if name in _TICK_FIELDS else np.where(column < 0, 0.0, column)
+        return deltas[name]
 
     def avg(total: np.ndarray, ios: np.ndarray) -> np.ndarray:
         out = np.zeros_like(total)
@@ -180,24 +183,24 @@ def iostat(prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray) -> dict[str, np
         out[np.isnan(total) | np.isnan(ios)] = np.nan
         return out
 
-    all_ios = d("rd_ios") + d("wr_ios") + d("dc_ios")
-    return {
-        "r_s": d("rd_ios") / dt,
-        "w_s": d("wr_ios") / dt,
-        "d_s": d("dc_ios") / dt,
-        "f_s": d("fl_ios") / dt,
-        "rmb_s": d("rd_sectors") * SECTOR_BYTES / 2**20 / dt,
-        "wmb_s": d("wr_sectors") * SECTOR_BYTES / 2**20 / dt,
-        "rrqm_s": d("rd_merges") / dt,
-        "wrqm_s": d("wr_merges") / dt,
-        "r_await": avg(d("rd_ticks"), d("rd_ios")),
-        "w_await": avg(d("wr_ticks"), d("wr_ios")),
+    figures: dict[str, Callable[[], np.ndarray]] = {
+        "r_s": lambda: d("rd_ios") / dt,
+        "w_s": lambda: d("wr_ios") / dt,
+        "d_s": lambda: d("dc_ios") / dt,
+        "f_s": lambda: d("fl_ios") / dt,
+        "rmb_s": lambda: d("rd_sectors") * SECTOR_BYTES / 2**20 / dt,
+        "wmb_s": lambda: d("wr_sectors") * SECTOR_BYTES / 2**20 / dt,
+        "rrqm_s": lambda: d("rd_merges") / dt,
+        "wrqm_s": lambda: d("wr_merges") / dt,
+        "r_await": lambda: avg(d("rd_ticks"), d("rd_ios")),
+        "w_await": lambda: avg(d("wr_ticks"), d("wr_ios")),
         # flushes excluded: "Origin (unmerged) flush operations are counted as writes"
-        "await_ms": avg(d("rd_ticks") + d("wr_ticks") + d("dc_ticks"), all_ios),
-        "aqu_sz": d("rq_ticks") / (dt * 1000),
-        "util_pct": _util(d("tot_ticks"), dt),
-        "wareq_sz_kb": avg(d("wr_sectors") / 2, d("wr_ios")),
+        "await_ms": lambda: avg(d("rd_ticks") + d("wr_ticks") + d("dc_ticks"), d("rd_ios") + d("wr_ios") + d("dc_ios")),
+        "aqu_sz": lambda: d("rq_ticks") / (dt * 1000),
+        "util_pct": lambda: _util(d("tot_ticks"), dt),
+        "wareq_sz_kb": lambda: avg(d("wr_sectors") / 2, d("wr_ios")),
     }
+    return {name: figure() for name, figure in figures.items() if wanted is None or name in wanted}
 
 
 def _util(busy_ms: np.ndarray, dt: np.ndarray) -> np.ndarray:

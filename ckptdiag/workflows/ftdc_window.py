@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from ckptdiag.analysis.series import PieceChain, same_row
+from ckptdiag.analysis.pieces import PieceChain, same_row
 from ckptdiag.forking import may_fork
 from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_continuity
@@ -160,7 +160,7 @@ _CACHE: dict[str, Any] = {}  # a worker's chunk shapes, kept across the files it
 
 def _worker_file(task: Task) -> FileWindow:
     """In a worker: one file, joined to the row the file before it ends on."""
-    from ckptdiag.analysis.series import seam_row
+    from ckptdiag.analysis.pieces import seam_row
 
     file, in_dir, before, window = task
     seam = None

@@ -181,8 +181,8 @@ def file_pieces(
     """One metrics file's sample frame in pieces of about ``rows`` rows, in file order: memory
     stays bounded by one piece, and a piece never spans two files (a file's pieces are the same
     whether it is read alone or after others). Metadata documents and the file's report are
-    collected in ``into``. Each piece is ordered by time and marked for continuity on its own: a
-    caller that joins pieces re-marks across the seam (:func:`mark_continuity`)."""
+    collected in ``into``. Each piece is ordered by time, not marked for continuity: its caller
+    marks it once joined to the row before it (:func:`mark_continuity`)."""
     # Chunks are gathered as 2-D blocks and a frame is built once per piece: a DataFrame per
     # chunk cost a third of the decoding time, and a dict of columns per chunk another sixth.
     pieces: list[tuple[list[str], np.ndarray, np.ndarray]] = []
@@ -191,10 +191,10 @@ def file_pieces(
         pieces.append(piece)
         kept += piece[2].size
         if kept >= rows:
-            yield mark_continuity(_ordered(_build(pieces)))
+            yield _ordered(_build(pieces))
             pieces, kept = [], 0
     if kept:
-        yield mark_continuity(_ordered(_build(pieces)))
+        yield _ordered(_build(pieces))
 
 
 def _windows(
