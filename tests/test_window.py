@@ -125,6 +125,23 @@ def test_the_distribution_is_exact_then_binned_and_never_depends_on_the_pieces()
     assert one.quantile(10) == pytest.approx(float(np.percentile(big.astype(np.float64), 10)), rel=5e-4)
 
 
+def test_bins_counted_by_position_or_by_sorting_are_the_same() -> None:
+    """Values spanning a few octaves are counted into bins by position, values with far outliers
+    by sorting their keys: fed in pieces either way, the quantiles are those of one go."""
+    rng = np.random.default_rng(5)
+    near = rng.lognormal(3, 0.5, EXACT_VALUES + 3000)
+    far = near.copy()
+    far[::5000] = 1e30  # a span of bins far wider than the values: sorted
+    for values in (near, far):
+        one, many = Distribution(), Distribution()
+        one.add(values)
+        for part in np.array_split(values, 29):
+            many.add(part)
+        for q in (1.0, 50.0, 99.0):
+            assert one.quantile(q) == many.quantile(q)
+            assert one.quantile(q) == pytest.approx(float(np.percentile(values, q)), rel=5e-4)
+
+
 def test_chunks_far_outside_the_window_are_passed_over_and_change_nothing_in_it(
     ten_days: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -48,7 +48,15 @@ class Distribution:
 
     def _bin(self, values: np.ndarray) -> None:
         assert self._bins is not None
-        keys, counts = np.unique(_keys(values), return_counts=True)
+        all_keys = _keys(values)
+        low = int(all_keys.min())
+        span = int(all_keys.max()) - low + 1
+        if span <= 4 * all_keys.size:  # a few octaves of values: counted by position, not sorted
+            tally = np.bincount(all_keys - low, minlength=span)
+            held = np.flatnonzero(tally)
+            keys, counts = held + low, tally[held]
+        else:
+            keys, counts = np.unique(all_keys, return_counts=True)
         for key, n in zip(keys.tolist(), counts.tolist(), strict=True):
             self._bins[key] = self._bins.get(key, 0) + n
 

@@ -62,9 +62,12 @@ class TimelineTally:
         keys = np.floor(t / 2.0**self.k).astype(np.int64) - self.base
         if int(keys[-1]) >= self.first.size:
             self._resize(int(keys[-1]) + 1)
-        np.fmin.at(self.first, keys, t)
+        step = np.diff(keys, prepend=keys[0] - 1)
+        # keys rise with time: each run of one key is one bucket's (else every sample on its own)
+        runs = np.flatnonzero(step) if bool((step >= 0).all()) else None
+        _merge(np.fmin, self.first, keys, runs, t)
         for name, values in figures.items():
-            _reduce(name).at(self.values[name], keys, values)
+            _merge(_reduce(name), self.values[name], keys, runs, values)
 
     def _resize(self, n: int) -> None:
         grown = n - self.first.size
@@ -121,6 +124,17 @@ class TimelineTally:
         out["stall"] = stall
         result: pd.DataFrame = out
         return result
+
+
+def _merge(reduce: np.ufunc, into: np.ndarray, keys: np.ndarray, runs: np.ndarray | None, values: np.ndarray) -> None:
+    """``reduce`` each sample's value into its bucket ``keys`` (``runs``: where each bucket's
+    samples begin when the keys rise): the lowest and highest a run at once (``ufunc.at`` took a
+    call per sample), a sum sample by sample (in the order the buckets always added them)."""
+    if reduce is np.add or runs is None:
+        reduce.at(into, keys, values)
+        return
+    at = keys[runs]
+    into[at] = reduce(into[at], reduce.reduceat(values, runs))
 
 
 def _blank(name: str, n: int) -> np.ndarray:

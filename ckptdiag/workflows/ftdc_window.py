@@ -33,7 +33,7 @@ from ckptdiag.sources.ftdc.frames import check_read, file_pieces, last_row
 from ckptdiag.workflows.workers import workers_for
 
 Task = tuple[Path, bool, Path | None, TimeWindow]  # a file, whether in a directory, the file before, the window
-ROWS_PER_PIECE = 100_000  # FTDC is derived a piece at a time: ~100k rows bound the memory
+ROWS_PER_PIECE = 16_384  # FTDC is derived a piece at a time: 16k rows bound a worker's memory (and fit its caches)
 PARALLEL_BYTES = 8 << 20  # less FTDC than this decodes faster than worker processes start
 
 
