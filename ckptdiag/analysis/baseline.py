@@ -15,6 +15,7 @@ evidence says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,9 +58,22 @@ LOCAL_FIGURES = ("ops_s", "write_lat_ms", "write_p99_ms", "read_lat_ms")  # what
 GATHER_LIMIT = 1 << 20  # values gathered at once for the medians of episodes with as many rows
 
 
-def local_baselines(
+@dataclass(frozen=True)
+class LocalFigures:
+    """Each episode's local baseline as arrays (NaN: the figure is the whole window's where it
+    has one): the samples, and the medians an episode is judged by (:data:`LOCAL_FIGURES`)."""
+
+    samples: np.ndarray
+    enough: np.ndarray  # BASELINE_MIN_SAMPLES or more: a local baseline at all
+    ops_s: np.ndarray
+    write_lat_ms: np.ndarray
+    write_p99_ms: np.ndarray
+    read_lat_ms: np.ndarray
+
+
+def local_figures(
     cols: Columns, base_rows: np.ndarray, whole: Baseline, starts: np.ndarray, ends: np.ndarray
-) -> list[Baseline]:
+) -> LocalFigures:
     """The load each episode interrupted: the baseline samples of the ``BASELINE_WINDOW_S`` before
     it, else of the window around it; a figure those samples do not give is the ``whole``
     window's, as are all of them with fewer than ``BASELINE_MIN_SAMPLES`` samples. The medians of
@@ -74,22 +88,36 @@ def local_baselines(
     size = stop - first
     enough = size >= BASELINE_MIN_SAMPLES
     rows = np.flatnonzero(base_rows)
-    medians = {name: _medians(getattr(cols, name)[rows], first, size, enough) for name in LOCAL_FIGURES}
+
+    def figure(name: str) -> np.ndarray:
+        local = _medians(getattr(cols, name)[rows], first, size, enough)
+        fallback = getattr(whole, name)
+        return np.where(np.isnan(local), np.nan if fallback is None else fallback, local)
+
+    return LocalFigures(size, enough, *(figure(name) for name in LOCAL_FIGURES))
+
+
+def local_baselines(
+    cols: Columns, base_rows: np.ndarray, whole: Baseline, starts: np.ndarray, ends: np.ndarray
+) -> list[Baseline]:
+    """:func:`local_figures` as each episode's :class:`Baseline` (the rest of its figures, disk and
+    writes, the whole window's)."""
+    f = local_figures(cols, base_rows, whole, starts, ends)
+    listed = [[None if v != v else v for v in getattr(f, name).tolist()] for name in LOCAL_FIGURES]
     out = []
     for k in range(starts.size):
-        if not enough[k]:
+        if not f.enough[k]:
             out.append(whole)
             continue
-        # the figures an episode is judged by; the rest (disk, writes) stay the whole window's
-        ops, lat, p99, read = (medians[name][k] for name in LOCAL_FIGURES)
+        ops, lat, p99, read = (column[k] for column in listed)
         out.append(
             Baseline(
-                samples=int(size[k]),
-                ops_s=whole.ops_s if ops is None else ops,
+                samples=int(f.samples[k]),
+                ops_s=ops,
                 writes_s=whole.writes_s,
-                write_lat_ms=whole.write_lat_ms if lat is None else lat,
-                write_p99_ms=whole.write_p99_ms if p99 is None else p99,
-                read_lat_ms=whole.read_lat_ms if read is None else read,
+                write_lat_ms=lat,
+                write_p99_ms=p99,
+                read_lat_ms=read,
                 disk_write_mb_s=whole.disk_write_mb_s,
                 disk_util_pct=whole.disk_util_pct,
                 estimated=whole.estimated,
@@ -98,10 +126,10 @@ def local_baselines(
     return out
 
 
-def _medians(values: np.ndarray, first: np.ndarray, size: np.ndarray, wanted: np.ndarray) -> list[float | None]:
+def _medians(values: np.ndarray, first: np.ndarray, size: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """The median of the finite ``values[first[k] : first[k] + size[k]]`` for each wanted ``k``
-    (None: none finite, or not wanted), as :func:`nanmedian` takes it."""
-    out: list[float | None] = [None] * first.size
+    (NaN: none finite, or not wanted), as :func:`ckptdiag.analysis.stats.nanmedian` takes it."""
+    out = np.full(first.size, np.nan)
     # the finite values alone, in order: each episode's finite ones are still one run of them
     # (NaN among them: a reply without the figure; taking each such median alone cost 10x)
     known = np.isfinite(values)
@@ -117,8 +145,7 @@ def _medians(values: np.ndarray, first: np.ndarray, size: np.ndarray, wanted: np
             block = values[first[ks][:, None] + np.arange(n)]
             low, high = (n - 1) // 2, n // 2
             part = np.partition(block, (low, high), axis=1)
-            for k, m in zip(ks.tolist(), ((part[:, low] + part[:, high]) / 2).tolist(), strict=True):
-                out[k] = m
+            out[ks] = (part[:, low] + part[:, high]) / 2
     return out
 
 

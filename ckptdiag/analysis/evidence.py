@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.results import Episode, OtherStall
-from ckptdiag.analysis.stats import nanmax, sampling_text
+from ckptdiag.analysis.stats import nanmax, sampling_text, sums_before
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT, SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
@@ -50,11 +50,14 @@ class EvidenceTally:
         if slow[own].any():
             self.slow += int(slow[own].sum())
             self.slowest_ms = max(self.slowest_ms, float(np.nanmax(rtt[own])))
-        self.slow_during += sum(
-            int(slow[max(e.rows[0] - offset - 1, 0) : e.rows[1] - offset + 1].any())
-            for e in episodes
-            if e.evidence != "disk-burst"
-        )
+        # checkpoints with a slow reply in or just before them: a difference of running counts each
+        spans = np.array(
+            [(e.rows[0] - offset - 1, e.rows[1] - offset + 1) for e in episodes if e.evidence != "disk-burst"],
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        counted = sums_before(slow)
+        lo, hi = np.clip(spans[:, 0], 0, slow.size), np.clip(spans[:, 1], 0, slow.size)
+        self.slow_during += int((counted[np.maximum(hi, lo)] > counted[lo]).sum())
         self._busy_host(d, episodes, offset)
 
     def _busy_host(self, d: pd.DataFrame, episodes: Sequence[Episode], offset: int) -> None:

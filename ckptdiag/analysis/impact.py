@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ckptdiag.analysis.baseline import local_baselines
+from ckptdiag.analysis.baseline import LocalFigures, local_figures
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import ratio, sums_before, time_weighted_mean
+from ckptdiag.analysis.stats import sums_before, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
     LOAD_BEFORE_S,
@@ -57,29 +57,27 @@ def assess_all(
     lo = np.where(empty, np.minimum(lo, last), lo)
     hi = np.where(empty, lo, hi)
     reads = _Reads(cols, starts, ends, lo, hi)
-    bases = local_baselines(cols, base_rows, whole, starts, ends)
-    out = []
-    for k, e in enumerate(found):
-        base = bases[k]
-        impact = _impact(e, k, reads, base, seen=e.end is not None and float(t[-1]) >= reads.recovered_by[k])
-        rows = (int(lo[k]) + offset, int(hi[k]) + offset)
-        out.append(
-            Episode(
-                e.start,
-                e.end,
-                e.duration_s,
-                e.bytes_written,
-                e.evidence,
-                e.exact_duration,
-                e.truncated,
-                e.shared,
-                rows,
-                impact,
-                e.start_earliest,
-                e.start_latest,
-            )
+    local = local_figures(cols, base_rows, whole, starts, ends)
+    cut_off = np.array([e.end is None for e in found])
+    impacts = _impacts(reads, local, seen=~cut_off & (float(t[-1]) >= reads.recovered_by), cut_off=cut_off)
+    first, last_row = (lo + offset).tolist(), (hi + offset).tolist()
+    return tuple(
+        Episode(
+            e.start,
+            e.end,
+            e.duration_s,
+            e.bytes_written,
+            e.evidence,
+            e.exact_duration,
+            e.truncated,
+            e.shared,
+            (first[k], last_row[k]),
+            impacts[k],
+            e.start_earliest,
+            e.start_latest,
         )
-    return tuple(out)
+        for k, e in enumerate(found)
+    )
 
 
 HIGHEST = (
@@ -96,32 +94,32 @@ HIGHEST = (
     "repl_lag_s",
 )
 LOWEST = ("ops_s", "wtickets_avail")
+DISK_PEAKS = ("disk_wmb_s", "disk_w_s", "disk_util_pct", "disk_w_await_ms", "disk_aqu_sz")  # in Impact's order
 SUMMED = ("app_evict", "app_wait_ms", "throttle_ms")
 
 
 class _Reads:
-    """Every episode's figures, as lists indexed by episode (None where nothing was read): the
-    peaks, lows and sums over its rows ``lo`` to ``hi``, the load before it, the most operations
-    from its worst second to ``RECOVERY_WINDOW_S`` after it, the latency peaks after it."""
+    """Every episode's figures, an array each indexed by episode (NaN where nothing was read):
+    the peaks, lows and sums over its rows ``lo`` to ``hi``, the load before it, the most
+    operations from its worst second to ``RECOVERY_WINDOW_S`` after it, the latency peaks after it."""
 
     def __init__(self, cols: Columns, starts: np.ndarray, ends: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         t = cols.t
-        recovered_by = ends + IMPACT_GRACE_S + RECOVERY_WINDOW_S  # when the load must be back
-        self.recovered_by = recovered_by.tolist()
-        horizon = np.searchsorted(t, recovered_by, side="right")
+        self.recovered_by = ends + IMPACT_GRACE_S + RECOVERY_WINDOW_S  # when the load must be back
+        horizon = np.searchsorted(t, self.recovered_by, side="right")
         after = np.searchsorted(t, ends + IMPACT_GRACE_S, side="right")
         self.after = (after, horizon)
-        self.span: dict[str, list[float | None]] = {}
+        self.span: dict[str, np.ndarray] = {}
         for names, reduce in ((HIGHEST, np.fmax), (LOWEST, np.fmin), (SUMMED, np.add)):
             for name in names:
                 self.span[name] = _reduced(getattr(cols, name), lo, hi + 1, reduce)
-        self.lag_before = _listed(cols.repl_lag_s[lo - 1])
+        self.lag_before = cols.repl_lag_s[lo - 1].astype(np.float64)
         self.load = self._load(cols, starts, lo)
         self.came_back = self._came_back(cols, lo, hi, horizon)
         self.p99_after = _reduced(cols.write_p99_ms, after, horizon, np.fmax)
         self.mean_after = _reduced(cols.write_lat_ms, after, horizon, np.fmax)
 
-    def _load(self, cols: Columns, starts: np.ndarray, lo: np.ndarray) -> list[float | None]:
+    def _load(self, cols: Columns, starts: np.ndarray, lo: np.ndarray) -> np.ndarray:
         """The operations a second over the ``LOAD_BEFORE_S`` before each start (row ``lo`` holds
         it), weighted by each sample's interval: at least the one sample before it, however coarse;
         at the window's start (nothing before it), the load after it."""
@@ -133,27 +131,23 @@ class _Reads:
         first = np.maximum(np.minimum(np.searchsorted(cols.t, starts - LOAD_BEFORE_S, side="right"), lo - 1), 1)
         known = (first < lo) & (counted[lo] > counted[np.minimum(first, lo)])
         with np.errstate(invalid="ignore", divide="ignore"):
-            load = np.where(known, (done[lo] - done[first]) / (time[lo] - time[first]), np.nan)
-        out = _listed(load)
+            load: np.ndarray = np.where(known, (done[lo] - done[first]) / (time[lo] - time[first]), np.nan)
         for k in np.flatnonzero(~known).tolist():  # the window's first checkpoint: the load after it
             rows = slice(int(self.after[0][k]), int(self.after[1][k]))
-            out[k] = time_weighted_mean(ops[rows], dt[rows])
-        return out
+            mean = time_weighted_mean(ops[rows], dt[rows])
+            load[k] = np.nan if mean is None else mean
+        return load
 
-    def _came_back(self, cols: Columns, lo: np.ndarray, hi: np.ndarray, horizon: np.ndarray) -> list[float | None]:
+    def _came_back(self, cols: Columns, lo: np.ndarray, hi: np.ndarray, horizon: np.ndarray) -> np.ndarray:
         """The most operations a second from each episode's worst second (its first lowest) to
         ``horizon``: did the load come back? Within the checkpoint counts (a burst that stalls for
         half a second of an 8 s checkpoint and runs on is not a client that went away)."""
-        ops = cols.ops_s
-        worst = np.asarray([np.nan if v is None else v for v in self.span["ops_s"]], dtype=np.float64)
-        out: list[float | None] = [None] * lo.size
+        worst = self.span["ops_s"]
+        out = np.full(lo.size, np.nan)
         has = np.flatnonzero(np.isfinite(worst))
-        if not has.size:
-            return out
-        at = _first_lowest(ops, lo[has], hi[has], worst[has])
-        peaks = _reduced(ops, at + 1, horizon[has], np.fmax)
-        for j, k in enumerate(has.tolist()):
-            out[k] = peaks[j]
+        if has.size:
+            at = _first_lowest(cols.ops_s, lo[has], hi[has], worst[has])
+            out[has] = _reduced(cols.ops_s, at + 1, horizon[has], np.fmax)
         return out
 
 
@@ -176,11 +170,11 @@ def _first_lowest(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, lowest: np
     return at
 
 
-def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufunc) -> list[float | None]:
-    """``reduce`` over each ``[lo, hi)``, NaN passed over; None where a span has no finite value
+def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufunc) -> np.ndarray:
+    """``reduce`` over each ``[lo, hi)``, NaN passed over; NaN where a span has no finite value
     (or no row)."""
     if not lo.size:
-        return []
+        return np.empty(0)
     finite = np.append(np.where(np.isfinite(values), values, np.nan), np.nan)
     held = lo < hi
     bounds = np.empty(2 * lo.size, dtype=np.int64)
@@ -189,99 +183,99 @@ def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufun
     if reduce is np.add:
         counted = np.add.reduceat(np.isfinite(finite).astype(np.int64), bounds)[0::2]
         sums = np.add.reduceat(np.nan_to_num(finite), bounds)[0::2]
-        return _listed(np.where(counted > 0, sums, np.nan))
-    return _listed(reduce.reduceat(finite, bounds)[0::2])
+        summed: np.ndarray = np.where(counted > 0, sums, np.nan)
+        return summed
+    reduced: np.ndarray = reduce.reduceat(finite, bounds)[0::2].astype(np.float64)
+    return reduced
+
+
+def _ratio(value: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``value / base``, NaN where either is unknown or the base is not positive (as :func:`ratio`)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(np.isfinite(value) & (base > 0), value / base, np.nan)
+    return out
 
 
 def _listed(values: np.ndarray) -> list[float | None]:
     return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
 
 
-def _impact(e: Episode, k: int, r: _Reads, base: Baseline, *, seen: bool) -> Impact:
-    """Episode ``k``'s figures against ``base`` and its verdict; ``seen``: the window ran on
-    until the load had to be back."""
+def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.ndarray) -> list[Impact]:
+    """Every episode's figures against its baseline, and its verdict (see :func:`assess_all`),
+    judged all at once; ``seen``: the window ran on until the load had to be back; ``cut_off``:
+    it was still running when the window ended."""
     span = r.span
-    load = r.load[k]
-    idle = load is not None and load < MIN_BASELINE_OPS  # idle (or not yet busy): nothing to interrupt
-    came_back = r.came_back[k]
-    if not seen and (came_back is None or base.ops_s is None or came_back < RECOVERY_RATIO * base.ops_s):
-        came_back = None  # the window ended before the load could be seen back: not a client that went away
-    base_ops = base.ops_s
-    worst_ops = span["ops_s"][k]
-    p99, mean_peak = span["write_p99_ms"][k], span["write_lat_ms"][k]
-    use_p99 = p99 is not None and bool(base.write_p99_ms)
-    ops_ratio = None if idle or not base_ops or base_ops < MIN_BASELINE_OPS else ratio(worst_ops, base_ops)
-    lat_ratio = ratio(p99, base.write_p99_ms) if use_p99 else ratio(mean_peak, base.write_lat_ms)
-    base_lat = base.write_p99_ms if use_p99 else base.write_lat_ms
-    after_peak = r.p99_after[k] if use_p99 else r.mean_after[k]
-    still_waiting = bool(base_lat) and after_peak is not None and after_peak >= STALL_LATENCY_RATIO * (base_lat or 0)
-    lag, before = span["repl_lag_s"][k], r.lag_before[k]
-    app_wait = span["app_wait_ms"][k] or 0.0
-    stall, reasons = _verdict(
-        base_ops, came_back, worst_ops, lat_ratio, ops_ratio, app_wait, idle=idle, waiting=still_waiting
+    worst, p99, mean_peak = span["ops_s"], span["write_p99_ms"], span["write_lat_ms"]
+    base_ops, base_p99 = base.ops_s, base.write_p99_ms
+    with np.errstate(invalid="ignore"):
+        idle = r.load < MIN_BASELINE_OPS  # idle (or not yet busy): nothing to interrupt
+        # the window ended before the load could be seen back: not a client that went away
+        unseen = ~seen & ~(r.came_back >= RECOVERY_RATIO * base_ops)
+        came_back = np.where(unseen, np.nan, r.came_back)
+        ops_ratio = np.where(idle | ~(base_ops >= MIN_BASELINE_OPS), np.nan, _ratio(worst, base_ops))
+        use_p99 = np.isfinite(p99) & np.isfinite(base_p99) & (base_p99 != 0)
+        lat_ratio = np.where(use_p99, _ratio(p99, base_p99), _ratio(mean_peak, base.write_lat_ms))
+        base_lat = np.where(use_p99, base_p99, base.write_lat_ms)
+        after_peak = np.where(use_p99, r.p99_after, r.mean_after)
+        # the operations completing after it still show the wait (back-to-back checkpoints)
+        waiting = (base_lat != 0) & (after_peak >= STALL_LATENCY_RATIO * base_lat)
+        # the load must come back after it: operations that stop with a checkpoint and stay
+        # stopped, nothing waiting, are a client that went away, not a stall
+        recovered = np.isnan(came_back) | (came_back >= RECOVERY_RATIO * base_ops) | waiting
+        slow = (lat_ratio >= STALL_LATENCY_RATIO) | (worst == 0)  # or no write completed
+        dip = (ops_ratio <= STALL_OPS_RATIO) & slow
+    app_wait = np.where(np.isnan(span["app_wait_ms"]), 0.0, span["app_wait_ms"])
+    waited = app_wait >= STALL_APP_WAIT_MS
+    stall = (dip & recovered) | waited
+    columns = (
+        _listed(base_ops),
+        _listed(worst),
+        _listed(ops_ratio),
+        _listed(came_back),
+        _listed(lat_ratio),
+        ["p99" if u else "mean" for u in use_p99.tolist()],
+        _listed(p99),
+        _listed(mean_peak),
+        _listed(_ratio(span["read_lat_ms"], base.read_lat_ms)),
+        *(
+            _listed(span[name])
+            for name in ("disk_wmb_s", "disk_w_s", "disk_util_pct", "disk_w_await_ms", "disk_aqu_sz")
+        ),
+        np.nan_to_num(span["app_evict"], nan=0.0).tolist(),
+        app_wait.tolist(),
+        *(_listed(span[name]) for name in ("dirty_pct", "wtickets_avail", "queue_writers")),
+        _listed(span["repl_lag_s"] - r.lag_before),
+        _listed(span["throttle_ms"]),  # a sum, None where io_capacity's wait was not read
+        stall.tolist(),
     )
-    if e.end is None:  # cut off by the window's end: what came after it was never seen
-        reasons = (*reasons, CUT_OFF)
-    return Impact(
-        ops_s_baseline=base_ops,
-        ops_s_min=worst_ops,
-        ops_ratio=ops_ratio,
-        ops_s_after=came_back,
-        write_latency_ratio=lat_ratio,
-        write_latency_kind="p99" if use_p99 else "mean",
-        write_p99_ms_peak=p99,
-        write_latency_ms_peak=mean_peak,
-        read_latency_ratio=ratio(span["read_lat_ms"][k], base.read_lat_ms),
-        write_mb_s_peak=span["disk_wmb_s"][k],
-        w_s_peak=span["disk_w_s"][k],
-        util_pct_peak=span["disk_util_pct"][k],
-        await_ms_peak=span["disk_w_await_ms"][k],
-        aqu_sz_peak=span["disk_aqu_sz"][k],
-        app_evicted_pages=span["app_evict"][k] or 0.0,
-        app_wait_ms=app_wait,
-        dirty_pct_peak=span["dirty_pct"][k],
-        write_tickets_available_min=span["wtickets_avail"][k],
-        queued_writers_max=span["queue_writers"][k],
-        repl_lag_growth_s=lag - before if lag is not None and before is not None else None,
-        throttled_ms=span["throttle_ms"][k],  # a sum, None where io_capacity's wait was not read
-        stall=stall,
-        reasons=reasons,
+    flags = zip(
+        idle.tolist(), dip.tolist(), recovered.tolist(), waited.tolist(), slow.tolist(), cut_off.tolist(), strict=True
     )
+    reasons = [_reasons(o, lat, *flag) for o, lat, flag in zip(columns[2], columns[4], flags, strict=True)]
+    return [Impact(*row) for row in zip(*columns, reasons, strict=True)]
 
 
-def _verdict(
-    base_ops: float | None,
-    after: float | None,
-    ops_min: float | None,
-    lat_ratio: float | None,
+def _reasons(
     ops_ratio: float | None,
-    app_wait_ms: float,
-    *,
+    lat_ratio: float | None,
     idle: bool,
-    waiting: bool,
-) -> tuple[bool, tuple[str, ...]]:
-    """The stall verdict on an episode's figures (see :func:`assess_all`); ``waiting``: the
-    operations completing after it still show the wait (the stall goes on: back-to-back
-    checkpoints), so low throughput after it is not a client that went away."""
+    dip: bool,
+    recovered: bool,
+    waited: bool,
+    slow: bool,
+    cut_off: bool,
+) -> tuple[str, ...]:
+    """Why an episode stalled, or why not, from its verdict's parts (see :func:`_impacts`)."""
     reasons: list[str] = [NO_LOAD] if idle else []
-    stall = False
-    # the load must come back after it: operations that stop with a checkpoint and stay stopped,
-    # nothing waiting, are a client that went away, not a stall
-    recovered = after is None or (base_ops is not None and after >= RECOVERY_RATIO * base_ops) or waiting
-    no_writes = ops_min is not None and ops_min == 0
-    slow = (lat_ratio is not None and lat_ratio >= STALL_LATENCY_RATIO) or no_writes
-    if ops_ratio is not None and ops_ratio <= STALL_OPS_RATIO and slow:
-        if recovered:
-            stall = True
-            reasons.append("throughput and latency")
-        else:
-            reasons.append(GONE)
-    if app_wait_ms >= STALL_APP_WAIT_MS:
-        stall = True
+    if dip:
+        reasons.append("throughput and latency" if recovered else GONE)
+    if waited:
         reasons.append("application threads waited for cache")
-    if not stall and not reasons:
+    if not (dip and recovered) and not waited and not reasons:
         reasons += _why_not(ops_ratio, lat_ratio, slow)
-    return stall, tuple(reasons)
+    if cut_off:  # cut off by the window's end: what came after it was never seen
+        reasons.append(CUT_OFF)
+    return tuple(reasons)
 
 
 def _why_not(ops_ratio: float | None, lat_ratio: float | None, slow: bool) -> list[str]:
