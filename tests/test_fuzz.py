@@ -241,6 +241,23 @@ def test_the_boundary_redactor_hides_every_spelling_of_a_secret(
     assert redact_text(shown, marker) == shown
 
 
+@pytest.mark.parametrize(
+    "spelling",
+    ["{n}=<{v}>", "{n}: <{v}>", "--{n} <{v}>", "--{n}=<{v}>", "--{n} &lt;{v}&gt;", "<td>{n}=&lt;{v}&gt;</td>"],
+)
+@pytest.mark.parametrize("marker", ["<redacted>", "&lt;redacted&gt;"])
+def test_a_secret_typed_in_angle_brackets_is_hidden_too(spelling: str, marker: str) -> None:
+    """A password that begins with < (or its HTML spelling &lt;) is still the password: the value
+    grammar stops at < for the pages' tags, so such a value was passed over whole."""
+    from ckptdiag.guard.redact import redact_text
+
+    text = "ckptdiag record -u mon " + spelling.format(n="password", v="hunter2x") + " -d 10m"
+    shown = redact_text(text, marker)
+    assert "hunter2x" not in shown and marker in shown, shown
+    assert redact_text(shown, marker) == shown
+    assert shown.endswith(("</td> -d 10m", " -d 10m"))
+
+
 @BUDGET
 @given(_secret, st.sampled_from(["/", "?", "#", "@", ":", "%", " x"]), _AROUND)
 def test_the_boundary_redactor_hides_a_uris_password_however_malformed(secret: str, bad: str, around: str) -> None:

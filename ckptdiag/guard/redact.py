@@ -56,6 +56,7 @@ _VALUE = re.compile(
     r"""[^\s,;&()"'{}\[\]\\<>]+|<redacted>""",
     re.S,
 )
+_ANGLED = re.compile(r"""(?:&(?:lt|gt|amp|\#\d+|\#x[0-9a-fA-F]+);|<(?!/)|>|[^\s,;&()"'{}\[\]\\<>])+""")
 # a URI runs to whitespace, <, >, a backtick, or a quote that closes a string (one followed by a
 # separator): a quote inside a typed password is still the password
 _URI_TOKEN = re.compile(r"""(?:[^\s"'<>`]|["'](?![\s,;:})\].]|$))*""")
@@ -234,6 +235,11 @@ def _value_end(text: str, start: int) -> int:
         newline = text.find("\n", start)
         return len(text) if newline < 0 else newline
     m = _VALUE.match(text, start)
+    if m is not None and m.end() > start:
+        return m.end()
+    # a value that begins with what the grammar stops at: a typed <password>, or its HTML
+    # spelling &lt;password&gt; (a closing tag after it is the page's, not the value's)
+    m = _ANGLED.match(text, start)
     return m.end() if m else start
 
 
