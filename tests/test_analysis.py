@@ -548,3 +548,26 @@ def test_local_baselines_taken_together_are_each_episodes_own_medians() -> None:
         assert got[k].samples == picked.size
         assert got[k].ops_s == nanmedian(cols.ops_s[picked])
         assert got[k].write_lat_ms == nanmedian(cols.write_lat_ms[picked])
+
+
+def test_a_counter_reset_without_a_restart_costs_one_row_in_pieces_of_any_size() -> None:
+    """A counter that starts again low without a restart (a statistics reset; a file that follows
+    another server's) is a reset at that row alone: the checkpoints after it keep their
+    durations, and every figure is the same however the window is cut into pieces (the rows after
+    it were compared with the old run's highest, read as resets again, and lost their durations
+    for as long as a piece ran)."""
+    from ckptdiag.analysis.pieces import PieceChain
+    from ckptdiag.sources.ftdc import mark_continuity
+
+    frame = Server(seconds=1200).frame().reset_index(drop=True)
+    frame.loc[:599, "ckpt.total_ms"] += 10_000_000.0  # before row 600: another run's high counter
+    whole = derive(mark_continuity(frame.copy()))
+    total = whole["ckpt_total_ms"].to_numpy()
+    assert np.isnan(total[600]) and np.isfinite(total[601:]).all()
+    assert np.nansum(total[601:]) == frame["ckpt.total_ms"].iloc[-1] - frame["ckpt.total_ms"].iloc[600]
+    for rows in (97, 600, 601, 1200):
+        chain = PieceChain(mark_continuity)
+        for at in range(0, len(frame), rows):
+            chain.add(frame.iloc[at : at + rows].reset_index(drop=True))
+        parts, _, _ = chain.result()
+        np.testing.assert_array_equal(parts["ckpt_total_ms"].to_numpy(), total.astype("float32"))

@@ -57,12 +57,7 @@ def event_counter(frame: pd.DataFrame, column: str, restarts: np.ndarray) -> np.
     if column not in frame:
         return np.full(len(frame), np.nan)
     values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
-    seam = restarts.copy()
-    high = running_max(values, seam)
-    high[np.isnan(values)] = np.nan  # as pandas' cummax: a missing value is no highest value
-    prev_high = np.concatenate(([np.nan], high[:-1]))
-    with np.errstate(invalid="ignore"):
-        seam |= values < RESET_FRACTION * prev_high
+    seam = _resets(values, restarts)
     # the highest value so far within each stretch between seams (a missing one is carried)
     held = running_max(values, seam)
     delta: np.ndarray = np.empty_like(held)
@@ -70,6 +65,34 @@ def event_counter(frame: pd.DataFrame, column: str, restarts: np.ndarray) -> np.
     np.subtract(held[1:], held[:-1], out=delta[1:])
     delta[seam] = np.nan
     return delta
+
+
+MAX_RESETS = 64  # resets of one counter found one by one; past this many, the rest in one pass
+
+
+def _resets(values: np.ndarray, restarts: np.ndarray) -> np.ndarray:
+    """``restarts`` and the rows where the counter fell below ``RESET_FRACTION`` of its highest
+    value since the last of them, found in turn: the highest value starts again at a reset, so the
+    rows after it are compared with the counter's new run, not with the old one's highest (a
+    counter reset without a restart, or a file that follows another server's, read every row
+    after it as a reset again, until the new run passed half the old highest). A missing value
+    is no highest value (the row after it is not compared)."""
+    seam: np.ndarray = restarts.copy()
+    at = 0
+    for found in range(MAX_RESETS + 1):
+        high = running_max(values[at:], seam[at:])
+        high[np.isnan(values[at:])] = np.nan
+        with np.errstate(invalid="ignore"):
+            fell = (values[at + 1 :] < RESET_FRACTION * high[:-1]) & ~seam[at + 1 :]
+        hits = np.flatnonzero(fell)
+        if not hits.size:
+            break
+        if found == MAX_RESETS:  # a counter reset this often: each of the rest against the highest before it
+            seam[at + 1 + hits] = True
+            break
+        at += 1 + int(hits[0])
+        seam[at] = True
+    return seam
 
 
 def running_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -170,11 +170,6 @@ def _worker_file(task: Task) -> FileWindow:
     return derive_file(file, in_dir, window, seam, _CACHE)
 
 
-def _worker_files(tasks: list[Task]) -> list[FileWindow]:
-    """In a worker: a few files in turn."""
-    return [_worker_file(task) for task in tasks]
-
-
 def _latest_before(files: list[Path]) -> list[Path | None]:
     """For each file, the file before it that ends latest (by its last chunk's start): the one
     whose last row is most likely the row before it, whatever order the files are in (copies, a
@@ -208,16 +203,15 @@ def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)
     try:
-        # a few files a task (a round trip per file would show), and only a few tasks ahead of
-        # the files read: results the parent has not taken yet are held in its memory
-        size = max(1, min(2, len(tasks) // (8 * jobs)))
-        chunks = [tasks[at : at + size] for at in range(0, len(tasks), size)]
-        ahead: deque[Future[list[FileWindow]]] = deque()
-        for chunk in chunks:
-            ahead.append(pool.submit(_worker_files, chunk))
+        # a file a task (a worker holds a task's results until all are done: two files a task
+        # cost 30 MB more a worker, and time), and only one task ahead of the workers: results
+        # the parent has not taken yet are held in its memory
+        ahead: deque[Future[FileWindow]] = deque()
+        for task in tasks:
+            ahead.append(pool.submit(_worker_file, task))
             if len(ahead) > jobs:
-                yield from ahead.popleft().result()
+                yield ahead.popleft().result()
         while ahead:
-            yield from ahead.popleft().result()
+            yield ahead.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
