@@ -2,7 +2,8 @@
 
 Every figure is read for all of a block's episodes at once, a reduction a figure over their row
 spans (a day has 1,440 episodes, a full FTDC directory ~70,000: a numpy call per episode per
-figure cost most of the diagnosis); only the verdict itself is made episode by episode.
+figure cost most of the diagnosis), and so is the verdict (arrays of its parts); each episode is
+then only given its reasons, in words, and its :class:`Impact`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """A window's samples derived a piece at a time, in time order, each piece joined to the row
 before it so that a rate across the seam is taken once: the parts are the same as one piece
-would give (a test), and a long window is never held as raw samples."""
+would give (tests; every shared input and 47 days of FTDC read alike in pieces of 4k to 100k
+rows), and a long window is never held as raw samples. Two things a seam can still change: rows
+of a later piece at or before the seam's time are dropped where one piece would sort them in (a
+clock set back inside a file), and a piece of a few hundred rows judges a gap by its own usual
+spacing."""
 
 from __future__ import annotations
 
