@@ -79,6 +79,22 @@ def test_a_ten_day_directory_is_judged_a_day_at_a_time_the_same_in_any_pieces(te
     assert streamed.baseline == one.baseline and streamed.evidence == one.evidence
 
 
+def test_the_derived_window_is_the_same_in_pieces_of_any_size(ten_days: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each day's file starts its checkpoint counters again without a restart (as a file that
+    follows another server's, or a statistics reset): a reset at that row alone, and every figure
+    the same whether a file is read in one piece or in pieces of 2,000 rows."""
+    from ckptdiag.workflows import ftdc_window
+
+    monkeypatch.setattr(ftdc_window, "ROWS_PER_PIECE", 100_000)
+    one = derive_ftdc([ten_days], WHOLE, jobs=1).derived
+    monkeypatch.setattr(ftdc_window, "ROWS_PER_PIECE", 2_000)
+    many = derive_ftdc([ten_days], WHOLE, jobs=1).derived
+    assert one is not None and many is not None
+    pd.testing.assert_frame_equal(one, many)
+    total = one["ckpt_total_ms"].to_numpy()
+    assert int(np.isnan(total).sum()) <= 10  # the window's first row and each day's first
+
+
 def test_a_window_is_cut_only_where_no_checkpoint_runs(ten_days: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks of an hour: every block ends at a sample whose running flag is down, so no
     checkpoint is cut in two, and every episode is found once."""
