@@ -44,6 +44,9 @@ def connection_options(func: F) -> F:
             "-p",
             "--password",
             default=None,
+            # every line printed passes the redactor, the help too: a metavar as wide as its marker
+            # keeps the columns (TEXT became <redacted>, six characters wider)
+            metavar="<password>",
             help="Password (prompted for when --username is given without it on a terminal).",
         ),
         click.option("--authenticationDatabase", "auth_db", default=None, help="Database that holds the user."),
