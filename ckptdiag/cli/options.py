@@ -26,6 +26,17 @@ def _with_options(func: F, options: list[Any]) -> F:
     return func
 
 
+# every line printed passes the redactor, the help too: a metavar as wide as its marker keeps the
+# help's columns (TEXT was shown as <redacted>, six characters wider)
+_PASSWORD = click.option(
+    "-p",
+    "--password",
+    default=None,
+    metavar="<password>",
+    help="Password (prompted for when --username is given without it on a terminal).",
+)
+
+
 def connection_options(func: F) -> F:
     """The options mongostat users expect, on every command that connects to a server."""
     options = [
@@ -40,15 +51,7 @@ def connection_options(func: F) -> F:
         click.option("--host", default=None, help="Server host (replaces the URI's host)."),
         click.option("--port", type=click.IntRange(1, 65535), default=None, help="Server port."),
         click.option("-u", "--username", default=None, help="User name."),
-        click.option(
-            "-p",
-            "--password",
-            default=None,
-            # every line printed passes the redactor, the help too: a metavar as wide as its marker
-            # keeps the columns (TEXT became <redacted>, six characters wider)
-            metavar="<password>",
-            help="Password (prompted for when --username is given without it on a terminal).",
-        ),
+        _PASSWORD,
         click.option("--authenticationDatabase", "auth_db", default=None, help="Database that holds the user."),
         click.option(
             "--authenticationMechanism",
