@@ -9,13 +9,15 @@ then only given its reasons, in words, and its :class:`Impact`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
 
 import numpy as np
 
 from ckptdiag.analysis.baseline import LocalFigures, local_figures
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.results import Baseline, Episode, Impact
-from ckptdiag.analysis.stats import sums_before, time_weighted_mean
+from ckptdiag.analysis.stats import ratios, sums_before, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
     LOAD_BEFORE_S,
@@ -35,11 +37,11 @@ def assess_all(
     """Each episode with its impact, read over the samples whose interval it touches plus one
     second (its ``rows`` are those samples, numbered from ``offset``).
 
-    Contract: throughput and latency are compared with :func:`local_baselines`; throughput only
-    where there was load to interrupt (the ``LOAD_BEFORE_S`` before it average, time-weighted,
-    ``MIN_BASELINE_OPS`` or more: a checkpoint of an idle server, of one whose load has not begun
-    or of one whose batch ended seconds before, costs no throughput, whatever the busy hours'
-    baseline). The episode is a
+    Contract: throughput and latency are compared with
+    :func:`~ckptdiag.analysis.baseline.local_figures`; throughput only where there was load to
+    interrupt (the ``LOAD_BEFORE_S`` before it average, time-weighted, ``MIN_BASELINE_OPS`` or
+    more: a checkpoint of an idle server, of one whose load has not begun or of one whose batch
+    ended seconds before, costs no throughput, whatever the busy hours' baseline). The episode is a
     **stall** when its worst second keeps at most ``STALL_OPS_RATIO`` of the baseline's operations
     while write latency is ``STALL_LATENCY_RATIO`` times the baseline or more (or no write
     completed), on a server doing at least ``MIN_BASELINE_OPS`` operations a second, and the load
@@ -81,21 +83,23 @@ def assess_all(
     )
 
 
+DISK_PEAKS = {  # an Impact's disk peaks, and the figures they are the highest of
+    "write_mb_s_peak": "disk_wmb_s",
+    "w_s_peak": "disk_w_s",
+    "util_pct_peak": "disk_util_pct",
+    "await_ms_peak": "disk_w_await_ms",
+    "aqu_sz_peak": "disk_aqu_sz",
+}
 HIGHEST = (
     "write_p99_ms",
     "write_lat_ms",
     "read_lat_ms",
-    "disk_wmb_s",
-    "disk_w_s",
-    "disk_util_pct",
-    "disk_w_await_ms",
-    "disk_aqu_sz",
+    *DISK_PEAKS.values(),
     "dirty_pct",
     "queue_writers",
     "repl_lag_s",
 )
 LOWEST = ("ops_s", "wtickets_avail")
-DISK_PEAKS = ("disk_wmb_s", "disk_w_s", "disk_util_pct", "disk_w_await_ms", "disk_aqu_sz")  # in Impact's order
 SUMMED = ("app_evict", "app_wait_ms", "throttle_ms")
 
 
@@ -190,13 +194,6 @@ def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufun
     return reduced
 
 
-def _ratio(value: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """``value / base``, NaN where either is unknown or the base is not positive (as :func:`ratio`)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out: np.ndarray = np.where(np.isfinite(value) & (base > 0), value / base, np.nan)
-    return out
-
-
 def _listed(values: np.ndarray) -> list[float | None]:
     return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
 
@@ -213,9 +210,9 @@ def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.nda
         # the window ended before the load could be seen back: not a client that went away
         unseen = ~seen & ~(r.came_back >= RECOVERY_RATIO * base_ops)
         came_back = np.where(unseen, np.nan, r.came_back)
-        ops_ratio = np.where(idle | ~(base_ops >= MIN_BASELINE_OPS), np.nan, _ratio(worst, base_ops))
+        ops_ratio = np.where(idle | ~(base_ops >= MIN_BASELINE_OPS), np.nan, ratios(worst, base_ops))
         use_p99 = np.isfinite(p99) & np.isfinite(base_p99) & (base_p99 != 0)
-        lat_ratio = np.where(use_p99, _ratio(p99, base_p99), _ratio(mean_peak, base.write_lat_ms))
+        lat_ratio = np.where(use_p99, ratios(p99, base_p99), ratios(mean_peak, base.write_lat_ms))
         base_lat = np.where(use_p99, base_p99, base.write_lat_ms)
         after_peak = np.where(use_p99, r.p99_after, r.mean_after)
         # the operations completing after it still show the wait (back-to-back checkpoints)
@@ -228,32 +225,36 @@ def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.nda
     app_wait = np.where(np.isnan(span["app_wait_ms"]), 0.0, span["app_wait_ms"])
     waited = app_wait >= STALL_APP_WAIT_MS
     stall = (dip & recovered) | waited
-    columns = (
-        _listed(base_ops),
-        _listed(worst),
-        _listed(ops_ratio),
-        _listed(came_back),
-        _listed(lat_ratio),
-        ["p99" if u else "mean" for u in use_p99.tolist()],
-        _listed(p99),
-        _listed(mean_peak),
-        _listed(_ratio(span["read_lat_ms"], base.read_lat_ms)),
-        *(
-            _listed(span[name])
-            for name in ("disk_wmb_s", "disk_w_s", "disk_util_pct", "disk_w_await_ms", "disk_aqu_sz")
-        ),
-        np.nan_to_num(span["app_evict"], nan=0.0).tolist(),
-        app_wait.tolist(),
-        *(_listed(span[name]) for name in ("dirty_pct", "wtickets_avail", "queue_writers")),
-        _listed(span["repl_lag_s"] - r.lag_before),
-        _listed(span["throttle_ms"]),  # a sum, None where io_capacity's wait was not read
-        stall.tolist(),
-    )
+    # each Impact field's values, by name: the objects are built positionally (keywords cost twice
+    # the time for 70,000 episodes), in the order the dataclass declares its fields
+    columns: dict[str, list[Any]] = {
+        "ops_s_baseline": _listed(base_ops),
+        "ops_s_min": _listed(worst),
+        "ops_ratio": _listed(ops_ratio),
+        "ops_s_after": _listed(came_back),
+        "write_latency_ratio": _listed(lat_ratio),
+        "write_latency_kind": ["p99" if u else "mean" for u in use_p99.tolist()],
+        "write_p99_ms_peak": _listed(p99),
+        "write_latency_ms_peak": _listed(mean_peak),
+        "read_latency_ratio": _listed(ratios(span["read_lat_ms"], base.read_lat_ms)),
+        **{field: _listed(span[name]) for field, name in DISK_PEAKS.items()},
+        "app_evicted_pages": np.where(np.isnan(span["app_evict"]), 0.0, span["app_evict"]).tolist(),
+        "app_wait_ms": app_wait.tolist(),
+        "dirty_pct_peak": _listed(span["dirty_pct"]),
+        "write_tickets_available_min": _listed(span["wtickets_avail"]),
+        "queued_writers_max": _listed(span["queue_writers"]),
+        "repl_lag_growth_s": _listed(span["repl_lag_s"] - r.lag_before),
+        "throttled_ms": _listed(span["throttle_ms"]),  # a sum, None where io_capacity's wait was not read
+        "stall": stall.tolist(),
+    }
     flags = zip(
         idle.tolist(), dip.tolist(), recovered.tolist(), waited.tolist(), slow.tolist(), cut_off.tolist(), strict=True
     )
-    reasons = [_reasons(o, lat, *flag) for o, lat, flag in zip(columns[2], columns[4], flags, strict=True)]
-    return [Impact(*row) for row in zip(*columns, reasons, strict=True)]
+    columns["reasons"] = [
+        _reasons(o, lat, *flag)
+        for o, lat, flag in zip(columns["ops_ratio"], columns["write_latency_ratio"], flags, strict=True)
+    ]
+    return [Impact(*row) for row in zip(*(columns[f.name] for f in fields(Impact)), strict=True)]
 
 
 def _reasons(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ckptdiag.analysis.stats import p99_bound_ms
+from ckptdiag.analysis.stats import p99_bound_ms, ratios
 from ckptdiag.model.disk import FIELD_INDEX, iostat
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import IDLE as HOST_IDLE
@@ -126,13 +126,6 @@ def _delta(frame: pd.DataFrame, column: str, seam: np.ndarray, wrap: int | None 
     return delta
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.full(num.shape, np.nan)
-    ok = den > 0
-    np.divide(num, den, out=out, where=ok)
-    return out
-
-
 def _sum_deltas(frame: pd.DataFrame, columns: tuple[str, ...], seam: np.ndarray) -> np.ndarray | None:
     present = [c for c in columns if c in frame]
     if not present:
@@ -212,8 +205,8 @@ def derived_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     writes = _sum_deltas(frame, WRITES, seam)
     out["ops_s"] = columns.nan if ops is None else ops / dt_ok
     out["writes_s"] = columns.nan if writes is None else writes / dt_ok
-    out["write_lat_ms"] = _ratio(columns.counter("lat.writes.latency_us"), columns.counter("lat.writes.ops")) / 1000
-    out["read_lat_ms"] = _ratio(columns.counter("lat.reads.latency_us"), columns.counter("lat.reads.ops")) / 1000
+    out["write_lat_ms"] = ratios(columns.counter("lat.writes.latency_us"), columns.counter("lat.writes.ops")) / 1000
+    out["read_lat_ms"] = ratios(columns.counter("lat.reads.latency_us"), columns.counter("lat.reads.ops")) / 1000
     for kind, name in (("writes", "write_p99_ms"), ("reads", "read_p99_ms")):
         p99 = histogram_p99_ms(frame, kind, seam)
         out[name] = columns.nan if p99 is None else p99
@@ -287,7 +280,7 @@ def _replication(
     primary, secondary, lag_ms = c.gauge("repl.primary"), c.gauge("repl.secondary"), c.gauge("repl.lag_ms")
     on_secondary = (secondary == 1) | ((primary == 0) & np.isnan(secondary))
     applied = c.counter("repl.apply.ops") / dt_ok
-    batch_ms = _ratio(c.counter("repl.apply.batch_ms"), c.counter("repl.apply.batches"))
+    batch_ms = ratios(c.counter("repl.apply.batch_ms"), c.counter("repl.apply.batches"))
     reads = _sum_deltas(frame, READS, seam)
     reads_s = c.nan if reads is None else reads / dt_ok
     figures = {
@@ -296,7 +289,7 @@ def _replication(
         "apply_batch_ms": batch_ms,
         "repl_buffer": c.gauge("repl.buffer.count"),
         "repl_lag_s": np.where(lag_ms >= 0, lag_ms / 1000, np.nan),  # -1: no primary to measure against
-        "wc_wait_ms": _ratio(c.counter("repl.wc_wait.ms"), c.counter("repl.wc_wait.count")),
+        "wc_wait_ms": ratios(c.counter("repl.wc_wait.ms"), c.counter("repl.wc_wait.count")),
         "queue_readers": c.gauge("queue.readers"),
     }
     if on_secondary.any():

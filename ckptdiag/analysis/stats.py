@@ -74,6 +74,17 @@ def ratio(value: float | None, base: float | None) -> float | None:
     return value / base
 
 
+def ratios(value: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """:func:`ratio` of arrays: ``value / base``, NaN where either is unknown or the base is not positive.
+
+    >>> ratios(np.array([1.0, 1.0, np.nan, 3.0]), np.array([2.0, 0.0, 1.0, np.nan])).tolist()
+    [0.5, nan, nan, nan]
+    """
+    out = np.full(np.shape(value), np.nan)
+    np.divide(value, base, out=out, where=base > 0)
+    return out
+
+
 def p99_bound_ms(bounds_us: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """For each row of per-bucket operation counts (an interval's, by histogram bucket lower bound
     in us, ascending): the lower bound of the bucket holding the 99th percentile, in ms; NaN for a
