@@ -232,17 +232,18 @@ def test_the_idle_70_file_is_ok_without_a_stall() -> None:
 
 def test_derive_in_pieces_equals_derive_in_one_go() -> None:
     from ckptdiag.analysis.pieces import PieceChain
-    from ckptdiag.sources.ftdc import FtdcData, file_pieces, mark_continuity, read_ftdc
+    from ckptdiag.sources.ftdc import FtdcData, file_pieces, mark_block, read_ftdc
 
     path = shared_path("ftdc", F42)
     whole = derive(read_ftdc([path]).frame)
     for rows in (50, 299, 301):  # seams inside chunks' worth of rows and exactly on them
-        chain = PieceChain(mark_continuity)
+        chain = PieceChain(mark_block)
         for piece in file_pieces(path, False, WHOLE, rows, FtdcData(None, [], []), {}):
             chain.add(piece)
         parts, gaps, restarts = chain.result()
         assert gaps == 0 and restarts == 0
         assert list(parts.columns) == list(whole.columns)
+        assert parts.index.equals(whole.index)
         pd.testing.assert_frame_equal(
             parts.astype("float64"), whole.astype("float32").astype("float64"), check_exact=False, rtol=1e-6
         )
@@ -557,7 +558,8 @@ def test_a_counter_reset_without_a_restart_costs_one_row_in_pieces_of_any_size()
     it were compared with the old run's highest, read as resets again, and lost their durations
     for as long as a piece ran)."""
     from ckptdiag.analysis.pieces import PieceChain
-    from ckptdiag.sources.ftdc import mark_continuity
+    from ckptdiag.model.samples import SampleBlock
+    from ckptdiag.sources.ftdc import mark_block, mark_continuity
 
     frame = Server(seconds=1200).frame().reset_index(drop=True)
     frame.loc[:599, "ckpt.total_ms"] += 10_000_000.0  # before row 600: another run's high counter
@@ -566,8 +568,8 @@ def test_a_counter_reset_without_a_restart_costs_one_row_in_pieces_of_any_size()
     assert np.isnan(total[600]) and np.isfinite(total[601:]).all()
     assert np.nansum(total[601:]) == frame["ckpt.total_ms"].iloc[-1] - frame["ckpt.total_ms"].iloc[600]
     for rows in (97, 600, 601, 1200):
-        chain = PieceChain(mark_continuity)
+        chain = PieceChain(mark_block)
         for at in range(0, len(frame), rows):
-            chain.add(frame.iloc[at : at + rows].reset_index(drop=True))
+            chain.add(SampleBlock.of_frame(frame.iloc[at : at + rows]))
         parts, _, _ = chain.result()
         np.testing.assert_array_equal(parts["ckpt_total_ms"].to_numpy(), total.astype("float32"))

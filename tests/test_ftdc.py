@@ -497,7 +497,7 @@ def test_directory_reads_archives_then_interim_and_survives_a_bad_file(tmp_path:
 def test_frame_building_orders_time_drops_repeats_and_fills_missing_columns() -> None:
     # three chunks, two shapes; the clock steps back inside the third; 2.0 is read twice (the
     # later one wins); "b" exists only in the second shape: NaN elsewhere and float
-    from ckptdiag.sources.ftdc import _build
+    from ckptdiag.sources.ftdc import block_of, frame_of
 
     one, two = ["a", "cache.max_bytes"], ["b", "a"]
     pieces = [
@@ -505,12 +505,17 @@ def test_frame_building_orders_time_drops_repeats_and_fills_missing_columns() ->
         (two, np.array([[70, 80], [3, 4]]), np.array([3.0, 4.0])),
         (one, np.array([[5, 6, 7], [9, 9, 9]]), np.array([5.0, 2.0, 0.5])),
     ]
-    frame = _build(pieces)
+    frame = frame_of(list(pieces))
     assert frame["t"].tolist() == [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert frame["a"].tolist() == [7, 1, 6, 3, 4, 5]
     assert frame["a"].dtype == np.int64
     assert frame["b"].fillna(-1).tolist() == [-1, -1, -1, 70, 80, -1]
     assert frame["wt_missing"].tolist() == [False, False, False, True, True, False]
+    # the same samples as float64 arrays (a long window's pieces)
+    block = block_of(list(pieces))
+    assert block.names == list(frame.columns)
+    for name in frame.columns:
+        np.testing.assert_array_equal(block.values(name), frame[name].to_numpy(dtype="float64", na_value=np.nan))
 
 
 def test_without_the_compiled_kernel_the_frame_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

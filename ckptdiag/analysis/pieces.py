@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.series import derived_columns
+from ckptdiag.model.samples import SampleBlock
 
 _EXACT = ("t", "dt")  # kept in float64 when the figures are made small: epoch seconds need it
 
@@ -24,31 +25,32 @@ class PieceChain:
     Each piece is joined to the ``last`` row of the pieces before it and marked with ``mark``,
     so that the rates across the seam are taken once, and restarts and gaps are counted once.
     ``last`` is the latest sample so far (a piece's rows at or before it are dropped: an interim
-    file repeats the archive's end), held as :func:`seam_row` makes it: a chain started from a
+    file repeats the archive's end), held as :meth:`SampleBlock.seam` makes it: a chain started from a
     given ``last`` derives exactly what the chain that read up to that row would.
     """
 
-    def __init__(self, mark: Callable[[pd.DataFrame], pd.DataFrame], last: pd.DataFrame | None = None) -> None:
+    def __init__(self, mark: Callable[[SampleBlock], SampleBlock], last: SampleBlock | None = None) -> None:
         self.mark = mark
         self.last = last
         self.parts: list[pd.DataFrame] = []
         self.gaps = self.restarts = 0
 
-    def add(self, piece: pd.DataFrame) -> None:
+    def add(self, piece: SampleBlock) -> None:
         """Derive one piece (in time order) after the rows before it."""
         last = self.last
         if last is not None:
-            after = piece["t"].to_numpy() > float(last["t"].iloc[0])
+            after = piece.t > float(last.t[0])
             if not after.all():  # an interim file repeats the archive's end
-                piece = piece[after]
-            if piece.empty:
+                piece = piece.take(after)
+            if not len(piece):
                 return
-        joined = self.mark(piece if last is None else joined_after(last, piece))
-        own = joined.iloc[1:] if last is not None else joined
-        self.gaps += int(own["gap_before"].astype(bool).sum())
-        self.restarts += int(joined["segment"].max() - joined["segment"].min())
-        self.parts.append(_compact(derived_columns(joined), joined.index, skip=0 if last is None else 1))
-        self.last = seam_row(piece.iloc[[-1]])
+        joined = self.mark(piece if last is None else piece.after(last))
+        skip = 0 if last is None else 1
+        self.gaps += int(np.count_nonzero(joined.values("gap_before")[skip:]))
+        segment = joined.values("segment")
+        self.restarts += int(segment.max() - segment.min())
+        self.parts.append(_compact(derived_columns(joined), skip))
+        self.last = piece.seam()
 
     def result(self) -> tuple[pd.DataFrame, int, int]:
         """-> (the derived frame, gaps, restarts). The parts are let go of as they are copied into
@@ -58,20 +60,6 @@ class PieceChain:
         if not parts:
             raise ValueError("no samples in the window")
         return (parts[0] if len(parts) == 1 else _stacked(parts)), self.gaps, self.restarts
-
-
-def joined_after(last: pd.DataFrame, piece: pd.DataFrame) -> pd.DataFrame:
-    """``piece`` after the one row ``last``, every column float64 in one block (NaN where one of
-    them lacks it). pd.concat made a block of each column one of them lacked: a frame too
-    fragmented to add the continuity marks to, and twice as slow to build."""
-    names = list(dict.fromkeys([*last.columns, *piece.columns]))
-    at = {c: j for j, c in enumerate(names)}
-    block = np.full((len(names), len(piece) + 1), np.nan)
-    block[[at[c] for c in last.columns], 0] = last.to_numpy(dtype="float64", na_value=np.nan)[0]
-    # the piece's columns at once (a column at a time cost pandas' checks a hundred times a piece)
-    block[[at[c] for c in piece.columns], 1:] = piece.to_numpy(dtype="float64", na_value=np.nan).T
-    joined: pd.DataFrame = pd.DataFrame(block.T, columns=names, copy=False)
-    return joined
 
 
 def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -101,43 +89,26 @@ def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return stacked
 
 
-MARKS = ("seq", "segment", "gap_before")  # the continuity marks: made anew on every join
-
-
-def seam_row(row: pd.DataFrame) -> pd.DataFrame:
-    """A one-row frame as a chain holds its last row: only the values it has (a column it lacks
-    changes no figure of the next piece), every value as float64 (as :func:`derive` reads them), no
-    continuity marks (the join makes them). The same sample read with other chunks about it, or
-    in another piece, is then the same row."""
-    names = [c for c in row.columns if c not in MARKS]
-    values = row[names].to_numpy(dtype="float64", na_value=np.nan)[0]  # a flag as 1.0 or 0.0
-    has = ~np.isnan(values)
-    held = [c for c, h in zip(names, has.tolist(), strict=True) if h]
-    seam: pd.DataFrame = pd.DataFrame(values[has][None, :], columns=held, index=row.index)
-    return seam
-
-
-def same_row(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
-    """Whether two :func:`seam_row` rows are the same sample with the same values (column order aside)."""
+def same_row(a: SampleBlock | None, b: SampleBlock | None) -> bool:
+    """Whether two :meth:`~SampleBlock.seam` rows are the same sample with the same values."""
     if a is None or b is None:
         return a is None and b is None
-    if set(a.columns) != set(b.columns):
-        return False
-    columns = sorted(a.columns)
-    return bool(a[columns].reset_index(drop=True).equals(b[columns].reset_index(drop=True)))
+    return a.same(b)
 
 
-def _compact(columns: dict[str, np.ndarray], index: pd.Index, skip: int) -> pd.DataFrame:
-    """Derived columns from row ``skip`` on as one frame, in float32 (a long window stays small),
-    but time (epoch seconds need float64): each column copied once, into one block the frame
-    wraps (building a float64 frame and casting it copied everything twice)."""
+def _compact(columns: dict[str, np.ndarray], skip: int) -> pd.DataFrame:
+    """Derived columns from row ``skip`` on as one frame indexed by UTC time, in float32 (a long
+    window stays small), but time (epoch seconds need float64): each column copied once, into
+    one block the frame wraps (building a float64 frame and casting it copied everything twice)."""
     exact = [c for c in columns if c in _EXACT]
     small = [c for c in columns if c not in _EXACT]
-    block = np.empty((len(small), len(index) - skip), dtype=np.float32)
+    t = columns["t"][skip:]
+    block = np.empty((len(small), t.size), dtype=np.float32)
     for j, c in enumerate(small):
         block[j] = columns[c][skip:]
-    frame = pd.DataFrame(block.T, columns=small, index=index[skip:], copy=False)
-    for c in exact:
-        frame.insert(list(columns).index(c), c, columns[c][skip:])
+    index = pd.DatetimeIndex(pd.to_datetime(t, unit="s", utc=True), name="time")
+    frame = pd.DataFrame(block.T, columns=small, index=index, copy=False)
+    for c in exact:  # a copy: the samples' arrays are let go of
+        frame.insert(list(columns).index(c), c, columns[c][skip:].copy())
     compact: pd.DataFrame = frame
     return compact

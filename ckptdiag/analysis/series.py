@@ -17,6 +17,7 @@ from ckptdiag.model.disk import FIELD_INDEX, iostat
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import IDLE as HOST_IDLE
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
+from ckptdiag.model.samples import FrameSamples, Samples
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")
@@ -25,20 +26,27 @@ _IOSTAT_FIGURES = {"wmb_s": "wmb_s", "w_s": "w_s", "util_pct": "util_pct", "w_aw
 DISK_FIGURES = tuple(_IOSTAT_FIGURES)
 
 
-def _restarts(frame: pd.DataFrame) -> np.ndarray:
+def _restarts(frame: Samples) -> np.ndarray:
     """Rows whose interval crosses a restart (and the first row): no counter is read across one."""
     seam = np.zeros(len(frame), dtype=bool)
     if "segment" in frame:
-        seam |= frame["segment"].diff().fillna(1).ne(0).to_numpy(dtype=bool)
+        segment = frame.values("segment")
+        seam[1:] = ~(segment[1:] == segment[:-1])  # a missing segment is a seam
     seam[:1] = True
     return seam
 
 
-def _seam(frame: pd.DataFrame) -> np.ndarray:
+def _flag(frame: Samples, name: str) -> np.ndarray:
+    """A flag column as booleans (missing: not set)."""
+    flag: np.ndarray = np.nan_to_num(frame.values(name), nan=0.0) != 0
+    return flag
+
+
+def _seam(frame: Samples) -> np.ndarray:
     """Rows whose interval crosses a gap or a restart (and the first row): no rate there."""
     seam = _restarts(frame)
     if "gap_before" in frame:
-        seam |= frame["gap_before"].fillna(False).astype(bool).to_numpy(dtype=bool)
+        seam |= _flag(frame, "gap_before")
     return seam
 
 
@@ -46,7 +54,7 @@ MAX_CHECKPOINTS_PER_S = 100.0  # WiredTiger cannot begin more (each takes its ow
 RESET_FRACTION = 0.5  # an event counter that falls below half its highest value was reset
 
 
-def event_counter(frame: pd.DataFrame, column: str, restarts: np.ndarray) -> np.ndarray:
+def event_counter(frame: Samples, column: str, restarts: np.ndarray) -> np.ndarray:
     """How much a counter of events (checkpoints begun, their total time, their bytes) rose in each
     interval, read across gaps and changes of sampling period: the server's counter is the truth
     for what happened, whatever the spacing. A sample that lacks the counter (a reply without the
@@ -56,7 +64,7 @@ def event_counter(frame: pd.DataFrame, column: str, restarts: np.ndarray) -> np.
     row, gives NaN."""
     if column not in frame:
         return np.full(len(frame), np.nan)
-    values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+    values = frame.values(column)
     seam = _resets(values, restarts)
     # the highest value so far within each stretch between seams (a missing one is carried)
     held = running_max(values, seam)
@@ -113,8 +121,8 @@ def running_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return out
 
 
-def _delta(frame: pd.DataFrame, column: str, seam: np.ndarray, wrap: int | None = None) -> np.ndarray:
-    values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+def _delta(frame: Samples, column: str, seam: np.ndarray, wrap: int | None = None) -> np.ndarray:
+    values = frame.values(column)
     delta = np.empty_like(values)
     delta[0] = np.nan
     np.subtract(values[1:], values[:-1], out=delta[1:])
@@ -126,14 +134,14 @@ def _delta(frame: pd.DataFrame, column: str, seam: np.ndarray, wrap: int | None 
     return delta
 
 
-def _sum_deltas(frame: pd.DataFrame, columns: tuple[str, ...], seam: np.ndarray) -> np.ndarray | None:
+def _sum_deltas(frame: Samples, columns: tuple[str, ...], seam: np.ndarray) -> np.ndarray | None:
     present = [c for c in columns if c in frame]
     if not present:
         return None
     total = np.zeros(len(frame))
     went_back = np.zeros(len(frame), dtype=bool)
     for column in present:
-        values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+        values = frame.values(column)
         delta = np.concatenate(([np.nan], np.diff(values)))
         went_back |= delta < 0  # one counter reset: the sum of the others would under-count
         total += np.nan_to_num(delta, nan=0.0)  # a counter this sample lacks adds nothing
@@ -141,17 +149,17 @@ def _sum_deltas(frame: pd.DataFrame, columns: tuple[str, ...], seam: np.ndarray)
     return total
 
 
-def histogram_p99_ms(frame: pd.DataFrame, kind: str, seam: np.ndarray) -> np.ndarray | None:
+def histogram_p99_ms(frame: Samples, kind: str, seam: np.ndarray) -> np.ndarray | None:
     """p99 of each interval's operations from mongod's latency histograms (``hist.<kind>.<micros>``
     cumulative bucket counts): the lower bound of the bucket holding the 99th percentile, in ms."""
     prefix = f"hist.{kind}."
     # a bucket's bound is a whole number of microseconds; any other (1.5: damage) is no bucket
     columns = sorted(
-        (int(c[len(prefix) :]), c) for c in frame.columns if c.startswith(prefix) and c[len(prefix) :].isdigit()
+        (int(c[len(prefix) :]), c) for c in frame.names if c.startswith(prefix) and c[len(prefix) :].isdigit()
     )
     if not columns:
         return None
-    counts = frame[[c for _, c in columns]].to_numpy(dtype="float64", na_value=np.nan)
+    counts = np.column_stack([frame.values(c) for _, c in columns])
     seen = ~np.isnan(counts).all(axis=1)
     counts = np.nan_to_num(counts, nan=0.0)  # mongod leaves empty buckets out
     delta = np.vstack([np.full((1, counts.shape[1]), np.nan), np.diff(counts, axis=0)])
@@ -162,20 +170,20 @@ def histogram_p99_ms(frame: pd.DataFrame, kind: str, seam: np.ndarray) -> np.nda
     return p99
 
 
-def data_disks(frame: pd.DataFrame) -> list[str]:
-    """The disks in the frame, busiest writer first."""
-    devices = sorted({c.split(".")[1] for c in frame.columns if c.startswith("disk.") and c.endswith(".wr_sectors")})
-    written = {d: float(np.nansum(np.diff(frame[f"disk.{d}.wr_sectors"].to_numpy(dtype="float64")))) for d in devices}
+def data_disks(frame: Samples) -> list[str]:
+    """The disks in the samples, busiest writer first."""
+    devices = sorted({c.split(".")[1] for c in frame.names if c.startswith("disk.") and c.endswith(".wr_sectors")})
+    written = {d: float(np.nansum(np.diff(frame.values(f"disk.{d}.wr_sectors")))) for d in devices}
     return sorted(devices, key=lambda d: -written[d])
 
 
 def derive(frame: pd.DataFrame) -> pd.DataFrame:
     """The per-sample figures every analysis reads (:func:`derived_columns`), indexed like ``frame``."""
-    derived: pd.DataFrame = pd.DataFrame(derived_columns(frame), index=frame.index)
+    derived: pd.DataFrame = pd.DataFrame(derived_columns(FrameSamples(frame)), index=frame.index)
     return derived
 
 
-def derived_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     """The per-sample figures every analysis reads, a float64 array each, row for row with ``frame``.
 
     Columns (NaN where unknown): ``t``, ``dt``, ``seam`` (1: a gap, restart or row 0: no rate);
@@ -196,7 +204,7 @@ def derived_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     applied plus reads, ``writes_s`` the entries applied, ``write_lat_ms`` a batch's mean apply time.
     """
     seam = _seam(frame)
-    t = frame["t"].to_numpy(dtype="float64")
+    t = frame.values("t")
     dt = np.concatenate(([np.nan], np.diff(t)))
     dt_ok = np.where(dt > 0, dt, np.nan)
     out: dict[str, np.ndarray] = {"t": t, "dt": dt, "seam": seam.astype("float64")}
@@ -226,11 +234,7 @@ def derived_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     out["ckpt_jump"] = np.where(jumped, begun, np.nan)
     begun[jumped] = np.nan
     out["ckpt_starts"] = begun
-    out["wt_missing"] = (
-        frame["wt_missing"].fillna(False).astype(bool).to_numpy(dtype="float64")
-        if "wt_missing" in frame
-        else np.zeros(len(frame))
-    )
+    out["wt_missing"] = _flag(frame, "wt_missing").astype("float64") if "wt_missing" in frame else np.zeros(len(frame))
     for dev in sorted(data_disks(frame)):  # by name: every piece of a window has the same columns
         out.update(disk_figures(frame, dev, dt, seam))
     return out
@@ -251,7 +255,7 @@ class _Reader:
     """A frame's columns as float64 arrays: counters as increases per interval (NaN across a seam
     or where the counter went back), gauges as they are; NaN where the frame lacks the column."""
 
-    def __init__(self, frame: pd.DataFrame, seam: np.ndarray) -> None:
+    def __init__(self, frame: Samples, seam: np.ndarray) -> None:
         self.frame, self.seam = frame, seam
         self.nan = np.full(len(frame), np.nan)
 
@@ -259,10 +263,7 @@ class _Reader:
         return _delta(self.frame, column, self.seam) if column in self.frame else self.nan
 
     def gauge(self, column: str) -> np.ndarray:
-        if column not in self.frame:
-            return self.nan
-        values: np.ndarray = self.frame[column].to_numpy(dtype="float64", na_value=np.nan)
-        return values
+        return self.frame.values(column) if column in self.frame else self.nan
 
     def has(self, column: str) -> bool:
         return column in self.frame
@@ -272,7 +273,7 @@ READS = ("ops.query", "ops.getmore")
 
 
 def _replication(
-    frame: pd.DataFrame, c: _Reader, seam: np.ndarray, dt_ok: np.ndarray, out: dict[str, np.ndarray]
+    frame: Samples, c: _Reader, seam: np.ndarray, dt_ok: np.ndarray, out: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The replication figures, and a secondary's throughput: oplog entries applied plus reads,
     its write latency the mean time to apply a batch (client writes and their latency are a
@@ -330,7 +331,7 @@ def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
     return out
 
 
-def disk_figures(frame: pd.DataFrame, dev: str, dt: np.ndarray, seam: np.ndarray) -> dict[str, np.ndarray]:
+def disk_figures(frame: Samples, dev: str, dt: np.ndarray, seam: np.ndarray) -> dict[str, np.ndarray]:
     """iostat's figures for one disk of the frame (:func:`ckptdiag.sources.diskstats.iostat`, the
     one implementation the live status line uses too), NaN across a gap or a restart."""
     n = len(frame)
@@ -338,7 +339,7 @@ def disk_figures(frame: pd.DataFrame, dev: str, dt: np.ndarray, seam: np.ndarray
     for name, j in FIELD_INDEX.items():  # a field the source lacks (FTDC keeps 11) counts as 0, as there
         column = f"disk.{dev}.{name}"
         if column in frame:
-            counters[:, j] = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+            counters[:, j] = frame.values(column)
     prev = np.empty_like(counters)
     prev[:1] = np.nan
     prev[1:] = counters[:-1]

@@ -26,8 +26,9 @@ import pandas as pd
 
 from ckptdiag.analysis.pieces import PieceChain, same_row
 from ckptdiag.forking import may_fork
+from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.window import TimeWindow
-from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_continuity
+from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_block
 from ckptdiag.sources.ftdc.files import ftdc_files
 from ckptdiag.sources.ftdc.frames import check_read, file_pieces, last_row
 from ckptdiag.workflows.workers import workers_for
@@ -41,11 +42,11 @@ PARALLEL_BYTES = 8 << 20  # less FTDC than this decodes faster than worker proce
 class FileWindow:
     """One metrics file derived after a given row: what a worker sends back."""
 
-    seam: pd.DataFrame | None  # the row it was joined to (None: the window's first)
+    seam: SampleBlock | None  # the row it was joined to (None: the window's first)
     parts: tuple[pd.DataFrame, ...]  # derived figures, float32
     gaps: int
     restarts: int
-    last: pd.DataFrame | None  # the latest row after this file (the next file's seam)
+    last: SampleBlock | None  # the latest row after this file (the next file's seam)
     latest: float | None  # the file's latest sample in the window (s), None if it has none
     produced: bool  # it gave samples in the window
     data: FtdcData  # its metadata, its report, whether it was mongod's
@@ -92,7 +93,7 @@ def _joined(
     sink: Sink | None,
 ) -> DerivedWindow:
     """The files' windows in file order, each checked against the row really before it."""
-    chain = PieceChain(mark_continuity)
+    chain = PieceChain(mark_block)
     data = FtdcData(None, [], [])
     produced = False
     cache: dict[str, Any] = {}
@@ -124,28 +125,28 @@ def _joined(
     return DerivedWindow(derived, gaps, restarts, data)
 
 
-def _wholly_before(window: FileWindow, last: pd.DataFrame | None) -> bool:
+def _wholly_before(window: FileWindow, last: SampleBlock | None) -> bool:
     """Whether a worker's file has no sample after ``last`` (none in the window, or all at or
     before it): this process would drop every row of it, whatever row it was joined to."""
-    return window.latest is None or (last is not None and window.latest <= float(last["t"].iloc[0]))
+    return window.latest is None or (last is not None and window.latest <= float(last.t[0]))
 
 
 def derive_file(
     file: Path,
     in_dir: bool,
     window: TimeWindow,
-    seam: pd.DataFrame | None,
+    seam: SampleBlock | None,
     cache: dict[str, Any],
 ) -> FileWindow:
     """One metrics file read in pieces and derived after ``seam`` (the latest row before it)."""
     data = FtdcData(None, [], [])
-    chain = PieceChain(mark_continuity, seam)
+    chain = PieceChain(mark_block, seam)
     latest: float | None = None
     produced = False
     try:
         for piece in file_pieces(file, in_dir, window, ROWS_PER_PIECE, data, cache):
             produced = True
-            top = float(piece["t"].iloc[-1])
+            top = float(piece.t[-1])
             latest = top if latest is None else max(latest, top)
             chain.add(piece)
     except FtdcError as exc:
@@ -160,13 +161,8 @@ _CACHE: dict[str, Any] = {}  # a worker's chunk shapes, kept across the files it
 
 def _worker_file(task: Task) -> FileWindow:
     """In a worker: one file, joined to the row the file before it ends on."""
-    from ckptdiag.analysis.pieces import seam_row
-
     file, in_dir, before, window = task
-    seam = None
-    if before is not None:
-        row = last_row(before, window, _CACHE)
-        seam = None if row is None else seam_row(row)
+    seam = None if before is None else last_row(before, window, _CACHE)
     return derive_file(file, in_dir, window, seam, _CACHE)
 
 

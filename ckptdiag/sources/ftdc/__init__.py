@@ -14,14 +14,16 @@ The delta stream is decoded with numpy, vectorised (varints, zero runs, cumulati
 chunk costs a few array passes; memory is bounded by one chunk.
 
 The package: :mod:`.reference` (a reference document's slots), :mod:`.deltas` (the delta stream),
-:mod:`.files` (files and directories), :mod:`.frames` (the sample frame).
+:mod:`.files` (files and directories), :mod:`.frames` (chunks to samples, a window or a piece at a
+time), :mod:`.assemble` (chunk blocks into a frame or a block in time order).
 """
 
 from __future__ import annotations
 
+from ckptdiag.sources.ftdc.assemble import block_of, frame_of, mark_block, mark_continuity
 from ckptdiag.sources.ftdc.deltas import decode_chunk, decode_deltas
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, metric_files, read_file
-from ckptdiag.sources.ftdc.frames import FrameLayout, FtdcData, _build, file_pieces, mark_continuity, read_ftdc
+from ckptdiag.sources.ftdc.frames import FrameLayout, FtdcData, file_pieces, read_ftdc
 from ckptdiag.sources.ftdc.kernel import compiled as _ftdc_kernel
 from ckptdiag.sources.ftdc.reference import (
     INT64_MIN,
@@ -42,11 +44,13 @@ __all__ = [
     "Metadata",
     "Schema",
     "Selection",
-    "_build",
     "_ftdc_kernel",
+    "block_of",
     "decode_chunk",
     "decode_deltas",
     "file_pieces",
+    "frame_of",
+    "mark_block",
     "mark_continuity",
     "metric_files",
     "read_file",

@@ -16,7 +16,9 @@ from ckptdiag.model import catalogue
 from ckptdiag.model.disk import FTDC_DISK_FIELDS
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
+from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.window import WHOLE, TimeWindow
+from ckptdiag.sources.ftdc.assemble import Piece, block_of, frame_of, mark_continuity
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
 from ckptdiag.sources.ftdc.reference import Selection
 
@@ -166,7 +168,7 @@ def read_ftdc(paths: Iterable[Path], window: TimeWindow = WHOLE) -> FtdcData:
     cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
     pieces = [p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, window, data, cache)]
     check_read(data, bool(pieces))
-    data.frame = mark_continuity(_ordered(_build(pieces)))
+    data.frame = mark_continuity(frame_of(pieces))
     return data
 
 
@@ -177,24 +179,24 @@ def file_pieces(
     rows: int,
     into: FtdcData,
     cache: dict[str, Any],
-) -> Iterator[Any]:
-    """One metrics file's sample frame in pieces of about ``rows`` rows, in file order: memory
-    stays bounded by one piece, and a piece never spans two files (a file's pieces are the same
+) -> Iterator[SampleBlock]:
+    """One metrics file's samples in blocks of about ``rows`` rows, in file order: memory stays
+    bounded by one piece, and a piece never spans two files (a file's pieces are the same
     whether it is read alone or after others). Metadata documents and the file's report are
     collected in ``into``. Each piece is ordered by time, not marked for continuity: its caller
-    marks it once joined to the row before it (:func:`mark_continuity`)."""
-    # Chunks are gathered as 2-D blocks and a frame is built once per piece: a DataFrame per
-    # chunk cost a third of the decoding time, and a dict of columns per chunk another sixth.
-    pieces: list[tuple[list[str], np.ndarray, np.ndarray]] = []
+    marks it once joined to the row before it (:func:`~.assemble.mark_block`)."""
+    # Chunks are gathered as 2-D blocks and assembled once per piece: a DataFrame per chunk
+    # cost a third of the decoding time, and a dict of columns per chunk another sixth.
+    pieces: list[Piece] = []
     kept = 0
     for piece in _windows(file, in_dir, window, into, cache):
         pieces.append(piece)
         kept += piece[2].size
         if kept >= rows:
-            yield _ordered(_build(pieces))
+            yield block_of(pieces)
             pieces, kept = [], 0
     if kept:
-        yield _ordered(_build(pieces))
+        yield block_of(pieces)
 
 
 def _windows(
@@ -203,7 +205,7 @@ def _windows(
     window: TimeWindow,
     into: FtdcData,
     cache: dict[str, Any],
-) -> Iterator[tuple[list[str], np.ndarray, np.ndarray]]:
+) -> Iterator[Piece]:
     """A file's mongod chunks inside the window, as :func:`_in_window` gives them; its metadata
     and report go to ``into``."""
     report = FileReport(str(file))
@@ -220,16 +222,17 @@ def _windows(
             yield piece
 
 
-def last_row(file: Path, window: TimeWindow, cache: dict[str, Any]) -> Any:
+def last_row(file: Path, window: TimeWindow, cache: dict[str, Any]) -> SampleBlock | None:
     """The sample a metrics file ends on inside the window (its last mongod chunk's latest), as
-    a one-row frame, or None when its end has none (or does not decode)."""
+    a chain of pieces holds it (:meth:`SampleBlock.seam`), or None when its end has none (or
+    does not decode)."""
     scratch = FileReport(str(file))
     for chunk in last_chunks(file, _wanted(), cache):
         if not layout_of(chunk.selection).mongod:
             continue
         piece = _in_window(chunk, window, scratch)
         if piece is not None:
-            return mark_continuity(_ordered(_build([piece]))).iloc[[-1]]
+            return block_of([piece]).seam()
     return None
 
 
@@ -268,9 +271,9 @@ def _nothing_read(reports: list[FileReport]) -> FtdcError:
     return FtdcError("no FTDC metric chunks found", "give mongod's diagnostic.data directory or its metrics.* files")
 
 
-def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> Piece | None:
     """A chunk's frame columns for its samples inside the window -> (names, block, times in s), or
-    None when none is. The names list is one object per shape: :func:`_build` joins a run of one
+    None when none is. The names list is one object per shape: :func:`~.assemble.block_of` joins a run of one
     shape at once. Samples whose time is impossible are dropped and counted in ``report``."""
     from ckptdiag.model.sanity import plausible_times
 
@@ -295,118 +298,3 @@ def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> tuple[li
         return None
     block = layout.block(chunk.values)
     return layout.names, block[:, keep] if not keep.all() else block, start[keep] / 1000.0
-
-
-def _build(pieces: list[tuple[list[str], np.ndarray, np.ndarray]]) -> Any:
-    """One frame from chunk blocks, in time order (the last row read wins a repeated time); a
-    column some chunks lack is NaN there (and float).
-
-    Each chunk's block is copied once, straight to its place in one 2-D array that the DataFrame
-    wraps without copying: joining runs, stacking a dict of columns and reordering the frame each
-    copied everything again, and for files of many small chunks those copies cost as much as
-    decoding did.
-    """
-    import pandas as pd
-
-    times, dest = _destinations(np.concatenate([t for _, _, t in pieces]))
-    shapes = list({id(names): names for names, _, _ in pieces}.values())
-    everywhere, partial, plans = _shape_plans(shapes)
-    whole = np.empty((len(everywhere), times.size), dtype=np.int64)
-    holes = np.full((len(partial), times.size), np.nan)
-    missing = np.empty(times.size, dtype=bool)
-    start = 0
-    for names, block, _ in pieces:
-        width = block.shape[1]
-        d = dest[start : start + width]
-        start += width
-        feed, extra = plans[id(names)]
-        src = block if feed is None else block[feed]
-        where: slice | np.ndarray
-        cols: slice | np.ndarray
-        if d[0] >= 0 and d[-1] - d[0] == width - 1 and (width < 3 or bool(np.all(d[1:] > d[:-1]))):
-            where, cols = slice(int(d[0]), int(d[-1]) + 1), slice(None)  # in place: one slice copy
-        else:
-            cols = np.flatnonzero(d >= 0)
-            where = d[cols]
-        whole[:, where] = src[:, cols]
-        for k, row in extra:
-            holes[k, where] = block[row, cols]
-        missing[where] = "cache.max_bytes" not in names
-    pieces.clear()
-    frames = [
-        pd.DataFrame(big.T, columns=names, copy=False)
-        for names, big in ((everywhere, whole), (partial, holes))
-        if names
-    ]
-    frame = frames[0] if len(frames) == 1 else pd.concat(frames, axis=1)
-    frame.insert(0, "t", times)
-    frame["wt_missing"] = missing
-    return frame
-
-
-def _destinations(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each sample's row in time order (-1: a repeated time, the last one read wins), and the
-    times of the rows: -> (times, destination of each sample)."""
-    n = times.size
-    if n < 2 or bool(np.all(times[1:] > times[:-1])):
-        return times, np.arange(n)
-    # a clock stepped back, or interim after archives
-    sorted_at = np.argsort(times, kind="stable")
-    ts = times[sorted_at]
-    rows = sorted_at[np.append(ts[1:] != ts[:-1], True)]
-    dest = np.full(n, -1)
-    dest[rows] = np.arange(rows.size)
-    return times[rows], dest
-
-
-Plan = tuple[list[int] | None, list[tuple[int, int]]]
-
-
-def _shape_plans(shapes: list[list[str]]) -> tuple[list[str], list[str], dict[int, Plan]]:
-    """The columns every shape has, those only some have, and per shape (by id) its rows feeding
-    the first (None: all, in order) and its (column of the second, row) pairs."""
-    order = list(dict.fromkeys(name for names in shapes for name in names))
-    everywhere = [name for name in order if all(name in names for names in shapes)]
-    partial = [name for name in order if name not in set(everywhere)]
-    plans: dict[int, Plan] = {}
-    for names in shapes:
-        at = {name: i for i, name in enumerate(names)}
-        feed = None if names == everywhere else [at[name] for name in everywhere]
-        plans[id(names)] = (feed, [(k, at[name]) for k, name in enumerate(partial) if name in at])
-    return everywhere, partial, plans
-
-
-def _ordered(frame: Any) -> Any:
-    """Rows in time order, one per time (the last one read wins: interim after archives)."""
-    t = frame["t"].to_numpy()
-    if t.size < 2 or bool(np.all(t[1:] > t[:-1])):
-        return frame
-    order = np.argsort(t, kind="stable")
-    ts = t[order]
-    last_of_each = np.append(ts[1:] != ts[:-1], True)
-    return frame.iloc[order[last_of_each]].reset_index(drop=True)
-
-
-GAP_S = 60.0  # FTDC's collector samples every second by default: a minute without one is a gap
-GAP_PERIODS = 3.0
-
-
-def mark_continuity(frame: Any) -> Any:
-    """Index by UTC time; ``seq``; ``segment`` (+1 at each restart: uptime went back);
-    ``gap_before``: a sample more than ``GAP_S`` and ``GAP_PERIODS`` typical periods after the
-    one before (the collector was off). A collector that samples every 0.1 s, every 10 s, or
-    falls behind on a busy server leaves no gap: rates are taken over the real time between
-    samples, whatever it is."""
-    import pandas as pd
-
-    frame = frame.reset_index(drop=True)
-    frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
-    frame.index.name = "time"
-    frame["seq"] = np.arange(len(frame))
-    uptime = frame.get("uptime_ms")
-    restarts = (uptime.diff() < 0) if uptime is not None else pd.Series(False, index=frame.index)
-    frame["segment"] = restarts.cumsum().astype(int)
-    dt = frame["t"].diff()
-    period = float(dt.median()) if len(frame) > 1 else 1.0
-    frame["gap_before"] = dt > max(GAP_PERIODS * period, GAP_S)
-    return frame
