@@ -573,3 +573,38 @@ def test_a_counter_reset_without_a_restart_costs_one_row_in_pieces_of_any_size()
             chain.add(SampleBlock.of_frame(frame.iloc[at : at + rows]))
         parts, _, _ = chain.result()
         np.testing.assert_array_equal(parts["ckpt_total_ms"].to_numpy(), total.astype("float32"))
+
+
+def test_the_derivation_reads_only_the_sample_columns_it_names() -> None:
+    """A long window's samples are held with the columns :func:`series.reads` names alone: the
+    derivation, given every column a sample may have, asks for no other, and gives the same
+    figures from those alone."""
+    from ckptdiag.analysis.series import derived_columns, reads
+    from ckptdiag.model import catalogue, hostcpu
+    from ckptdiag.model.disk import FIELD_INDEX
+    from ckptdiag.model.samples import SampleBlock
+
+    names = {m.name for m in catalogue.METRICS} | {f"disk.vda.{f}" for f in FIELD_INDEX}
+    names |= {hostcpu.PREFIX + f for f in (*hostcpu.FIELDS, *hostcpu.IDLE)}
+    names |= {"hist.writes.128", "hist.writes.1024", "hist.reads.128", "seq", "mono", "server_ms", "rtt_ms"}
+    rng = np.random.default_rng(7)
+    n = 200
+    columns = {name: np.cumsum(rng.integers(0, 50, n)).astype("float64") for name in sorted(names)}
+    columns |= {"t": 1.7e9 + np.arange(n, dtype="float64"), "segment": np.zeros(n), "gap_before": np.zeros(n)}
+    columns |= {"wt_missing": np.zeros(n), "skipped": np.zeros(n)}
+    for flag in ("ckpt.running", "repl.secondary", "repl.primary"):
+        columns[flag] = rng.integers(0, 2, n).astype("float64")
+    asked: list[str] = []
+
+    class Spy(SampleBlock):
+        def values(self, name: str) -> np.ndarray:
+            asked.append(name)
+            return super().values(name)
+
+    full = derived_columns(Spy(columns))
+    assert asked and sorted({name for name in asked if not reads(name)}) == []
+    assert not all(reads(name) for name in columns)  # others there are left out
+    kept = derived_columns(SampleBlock({name: v for name, v in columns.items() if reads(name)}))
+    assert list(kept) == list(full)
+    for name in full:
+        np.testing.assert_array_equal(kept[name], full[name])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -332,15 +333,15 @@ def test_a_long_text_scanned_in_two_halves_is_the_text_scanned_whole(monkeypatch
     import numpy as np
 
     from ckptdiag import recording
-    from ckptdiag.recording import reader
+    from ckptdiag.recording import scanned
 
     if recording._jsonl is None:
         pytest.skip("compiled scanner not built")
     lines = [json.dumps({"type": "sample", "seq": i, "m": {"a": i * 1.5, f"k{i % 3}": -i}}) for i in range(5000)]
     text = ("\n".join(lines) + "\n").encode()
     values_raw, lines_raw = recording._jsonl.scan(text, len(text))
-    monkeypatch.setattr(reader, "SCAN_SPLIT", 1000)
-    values, table = reader._scanned(text, len(text))
+    monkeypatch.setattr(scanned, "SCAN_SPLIT", 1000)
+    values, table = scanned._scanned(text, len(text))
     assert np.array_equal(values, np.frombuffer(values_raw, dtype=np.float64))
     assert np.array_equal(table, np.frombuffer(lines_raw, dtype=np.int64).reshape(-1, 5))
     # lines of one shape hash alike; a key one character longer, or changed in any of its bytes, does not
@@ -420,6 +421,93 @@ def test_the_python_path_reads_every_recording_as_the_scanner_does(
     same_reading(parsed, scanned)
 
 
+def _stored(text: bytes, how: str) -> bytes:
+    """A recording's text as a file stores it: plain, one gzip member, two members (a writer
+    that started again), or a gzip member cut short (still being written, or the writer died)."""
+    if how == "plain":
+        return text
+    if how == "gzip":
+        return gzip.compress(text)
+    if how == "members":
+        cut = len(text) // 3
+        return gzip.compress(text[:cut]) + gzip.compress(text[cut:])
+    whole = gzip.compress(text)
+    return whole[: max(len(whole) * 2 // 3, 12)]
+
+
+@pytest.mark.skipif(recording._jsonl is None, reason="compiled scanner not built")
+@settings(max_examples=120, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(_recording_lines(), st.integers(1, 3000), st.sampled_from(["plain", "gzip", "members", "cut"]), st.booleans())
+def test_a_recording_read_a_block_of_text_at_a_time_is_the_recording_read_whole(
+    tmp_path: Path, lines: list[str], block: int, how: str, torn: bool
+) -> None:
+    # the text is inflated and scanned a block of whole lines at a time (a long recording's
+    # text is never held whole): whatever the blocks, gzip members and torn ends, the samples,
+    # events, damage and its line numbers are those of the text read at once
+    import numpy as np
+
+    from ckptdiag.recording import reader
+
+    text = ("\n".join(lines) + "\n" + ('{"type": "sample", "seq"' if torn else "")).encode()
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(_stored(text, how))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reader, "TEXT_BLOCK", 1 << 40)
+        try:
+            whole = read_recording(path, columns=True)
+        except InputError as exc:  # cut inside its header line: no line at all, read either way
+            mp.setattr(reader, "TEXT_BLOCK", block)
+            with pytest.raises(InputError, match=re.escape(exc.message)):
+                read_recording(path, columns=True)
+            return
+        fresh = read_recording(path, columns=True)  # to_frame takes damaged values out in place
+        mp.setattr(reader, "TEXT_BLOCK", block)
+        mp.setattr(reader, "text_of", None)  # never the whole text: these streams are not damaged
+        blocks = read_recording(path, columns=True)
+    same_reading(blocks, whole)
+    assert (blocks.bad_trailer, list(blocks.header)) == (whole.bad_trailer, list(whole.header))
+    if how == "plain":  # and what the parse of every line reads
+        with pytest.MonkeyPatch.context() as mp:
+            same_reading(blocks, python_path(path, mp, 1 << 20, 1 << 40))
+    # read keeping some columns only, each block let go of the others: the samples of those
+    # columns, and the damage counted in all of them, as the whole reading gives them
+    keep = lambda name: name not in ("a.b", "rtt_ms") and not name.startswith("disk.")  # noqa: E731
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reader, "TEXT_BLOCK", block)
+        kept = [read_recording(path, columns=True, keep=keep)]
+        mp.setattr(reader, "_jsonl", None)
+        kept.append(read_recording(path, columns=True, keep=keep))
+    expected = fresh.to_block(keep=keep)
+    for reading in kept:
+        got = reading.to_block()
+        assert got.names == expected.names
+        for name in got.names:
+            np.testing.assert_array_equal(got.values(name), expected.values(name))
+        assert reading.damage() == fresh.damage()
+
+
+def test_a_gzip_stream_damaged_inside_is_read_whole_as_before(tmp_path: Path) -> None:
+    # inflated a block at a time, a stream damaged inside is handed to the reader of the whole
+    # text, which takes it up again after the damage: the same lines either way
+    from ckptdiag.recording import reader
+
+    lines = [json.dumps(_header())]
+    lines += [
+        json.dumps(build_sample(status_doc(i), seq=i, wall=1_795_000_000.0 + i, mono=i, rtt_ms=1.0)) for i in range(300)
+    ]
+    raw = bytearray(gzip.compress(("\n".join(lines) + "\n").encode()))
+    raw[len(raw) // 2 : len(raw) // 2 + 64] = bytes(64)  # damage in the middle of the deflate data
+    path = tmp_path / "r.jsonl.gz"
+    path.write_bytes(bytes(raw))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reader, "TEXT_BLOCK", 4096)
+        blocks = read_recording(path, columns=True)
+        mp.setattr(reader, "TEXT_BLOCK", 1 << 40)
+        whole = read_recording(path, columns=True)
+    same_reading(blocks, whole)
+    assert blocks.truncated and blocks.sample_count > 0
+
+
 def test_a_recording_parsed_in_two_halves_is_the_recording_parsed_whole(tmp_path: Path) -> None:
     # damaged lines in both halves keep their line numbers; events stay in file order; the
     # second half really is parsed by a child, and a child that fails is replaced by the parent
@@ -454,3 +542,36 @@ def test_a_recording_parsed_in_two_halves_is_the_recording_parsed_whole(tmp_path
     assert len(children) == 1
     assert whole.damaged_lines == 5 and whole.damaged_at == [8, 107, 206, 305, 404]
     assert [e["next_seq"] for e in whole.events] == [6, 103, 200, 297, 394]
+
+
+def test_recordings_derived_as_blocks_are_derived_as_frames(tmp_path: Path) -> None:
+    # a report derives recordings from their arrays (never a frame of every metric): two
+    # recordings out of order, a gap and a restart recorded, a sample out of time order and a
+    # damaged value give the very figures the joined frames give, index included
+    import pandas as pd
+    from synth import Server, write_recording
+
+    from ckptdiag.analysis.series import derive, derive_block
+    from ckptdiag.recording.columns import join_blocks, join_frames
+
+    later = write_recording(Server(seconds=400).frame(), tmp_path / "later.jsonl")
+    first = Server(seconds=300).frame()
+    first["t"] -= 10_000.0
+    earlier = write_recording(first, tmp_path / "earlier.jsonl")
+    lines = later.read_text().splitlines()
+    lines.insert(100, json.dumps({"type": "event", "kind": "gap", "t": 0.0, "next_seq": 99}))
+    lines.insert(250, json.dumps({"type": "event", "kind": "restart", "t": 0.0, "next_seq": 248}))
+    lines[300], lines[301] = lines[301], lines[300]  # one sample out of time order
+    assert '"ops.insert":' in lines[320]
+    lines[320] = lines[320].replace('"ops.insert":', '"ops.insert":1e400,"x":', 1)
+    later.write_text("\n".join(lines) + "\n")
+    recs = [read_recording(path, columns=True) for path in (later, earlier)]
+    frames = join_frames([r.to_frame() for r in recs])
+    again = [read_recording(path, columns=True) for path in (later, earlier)]
+    blocks = join_blocks([r.to_block() for r in again])
+    assert [r.damage() for r in again] == [r.damage() for r in recs]
+    assert recs[0].unordered == 1 and recs[0].rejected_values == 1
+    pd.testing.assert_frame_equal(derive_block(blocks), derive(frames), check_exact=True)
+    gaps, segment = frames["gap_before"].to_numpy(), frames["segment"].to_numpy()
+    assert blocks.values("gap_before").tolist() == gaps.astype(float).tolist() and gaps.sum() == 2
+    assert blocks.values("segment").tolist() == segment.astype(float).tolist() and segment.max() == 2

@@ -17,7 +17,7 @@ from ckptdiag.model.disk import FIELD_INDEX, iostat
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import IDLE as HOST_IDLE
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
-from ckptdiag.model.samples import FrameSamples, Samples
+from ckptdiag.model.samples import FrameSamples, SampleBlock, Samples
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")
@@ -48,6 +48,60 @@ def _seam(frame: Samples) -> np.ndarray:
     if "gap_before" in frame:
         seam |= _flag(frame, "gap_before")
     return seam
+
+
+# the sample columns the derivation reads (:func:`reads`): a long window's samples are held
+# with these alone (tests/test_analysis.py checks that it asks for no other)
+_READS = frozenset(
+    {
+        "t",
+        "segment",
+        "gap_before",
+        "wt_missing",
+        *OPS,
+        "lat.writes.latency_us",
+        "lat.writes.ops",
+        "lat.reads.latency_us",
+        "lat.reads.ops",
+        "cache.max_bytes",
+        "cache.dirty_bytes",
+        "cache.bytes",
+        "cache.updates_bytes",
+        "cache.app_evicted_pages",
+        "cache.app_wait_time_us",
+        "cache.eviction_state",
+        "ckpt.running",
+        "ckpt.progress_state",
+        "ckpt.recent_ms",
+        "ckpt.total_ms",
+        "ckpt.bytes_written",
+        "ckpt.count",
+        "ckpt.generation",
+        "tickets.write.available",
+        "tickets.write.total",
+        "queue.writers",
+        "queue.readers",
+        "capacity.ckpt_wait_us",
+        "journal.syncs",
+        "rtt_ms",
+        "skipped",
+        "repl.primary",
+        "repl.secondary",
+        "repl.lag_ms",
+        "repl.apply.ops",
+        "repl.apply.batch_ms",
+        "repl.apply.batches",
+        "repl.buffer.count",
+        "repl.wc_wait.ms",
+        "repl.wc_wait.count",
+    }
+)
+_READ_PREFIXES = ("hist.writes.", "hist.reads.", "disk.", HOST_CPU)
+
+
+def reads(name: str) -> bool:
+    """Whether :func:`derived_columns` reads the sample column ``name``."""
+    return name in _READS or name.startswith(_READ_PREFIXES)
 
 
 MAX_CHECKPOINTS_PER_S = 100.0  # WiredTiger cannot begin more (each takes its own sync)
@@ -180,6 +234,13 @@ def data_disks(frame: Samples) -> list[str]:
 def derive(frame: pd.DataFrame) -> pd.DataFrame:
     """The per-sample figures every analysis reads (:func:`derived_columns`), indexed like ``frame``."""
     derived: pd.DataFrame = pd.DataFrame(derived_columns(FrameSamples(frame)), index=frame.index)
+    return derived
+
+
+def derive_block(samples: SampleBlock) -> pd.DataFrame:
+    """:func:`derive` of samples held as arrays, indexed by their UTC time."""
+    index = pd.DatetimeIndex(pd.to_datetime(samples.t, unit="s", utc=True), name="time")
+    derived: pd.DataFrame = pd.DataFrame(derived_columns(samples), index=index)
     return derived
 
 

@@ -9,6 +9,7 @@ from functools import partial
 from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
+from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.sanity import is_number
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def _columns(samples: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 def joined_columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Columns of consecutive batches of samples, one after another: a column some batches lack
     is NaN there (``skipped`` 0, ``wt_missing`` false, as in :class:`_Columns`); no batch at all,
-    the columns of no sample."""
+    the columns of no sample. The batches are emptied as they are read."""
     import numpy as np
 
     parts = [p for p in parts if len(p["t"])] or parts[:1]
@@ -61,10 +62,10 @@ def joined_columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         fill: Any = False if name == "wt_missing" else 0.0 if name == "skipped" else np.nan
         out[name] = np.concatenate(
             [
-                p[name] if name in p else np.full(n, fill, dtype=bool if fill is False else float)
+                p.pop(name) if name in p else np.full(n, fill, dtype=bool if fill is False else float)
                 for p, n in zip(parts, sizes, strict=True)
             ]
-        )
+        )  # each batch's column let go of once copied: the columns are held once, not twice
     return out
 
 
@@ -251,6 +252,24 @@ def checked(columns: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tupl
     return columns, (rejected, bad_times, unordered)
 
 
+def kept(columns: dict[str, np.ndarray], keep: Callable[[str], bool] | None) -> tuple[dict[str, np.ndarray], int]:
+    """The columns ``keep`` names (and ``t`` and ``seq``, which order and mark the samples), with
+    how many values of the others :func:`checked` would have rejected (the damage is counted
+    whatever is kept)."""
+    from ckptdiag.model.sanity import reject_absurd
+
+    if keep is None:
+        return columns, 0
+    out: dict[str, np.ndarray] = {}
+    rejected = 0
+    for name, values in columns.items():
+        if name in ("t", "seq") or keep(name):
+            out[name] = values
+        elif values.dtype.kind == "f":
+            rejected += reject_absurd(values)
+    return out, rejected
+
+
 LEAF_DEPTH = 32  # a sample nests 4 deep; anything deeper is damage, never recursed into
 
 
@@ -351,7 +370,6 @@ def seq_of(event: dict[str, Any]) -> int | None:
 
 
 def _frame(columns: dict[str, np.ndarray], events: list[dict[str, Any]] | None) -> pd.DataFrame:
-    import numpy as np
     import pandas as pd
 
     frame: pd.DataFrame = pd.DataFrame(columns) if columns and len(columns["t"]) else pd.DataFrame()
@@ -359,16 +377,63 @@ def _frame(columns: dict[str, np.ndarray], events: list[dict[str, Any]] | None) 
         return frame
     frame.index = pd.to_datetime(frame["t"], unit="s", utc=True)
     frame.index.name = "time"
-    seq = frame["seq"]
-    marks = [(e.get("kind"), seq_of(e)) for e in events or ()]
-    gap_seqs = {seq for kind, seq in marks if kind == "gap" and seq is not None}
-    restart_seqs = sorted(seq for kind, seq in marks if kind == "restart" and seq is not None)
-    frame["gap_before"] = seq.isin(gap_seqs)
-    segment = np.zeros(len(frame), dtype=np.int64)
-    for first in restart_seqs:
-        segment += (seq.to_numpy() >= first).astype(np.int64)
-    frame["segment"] = segment
+    frame["gap_before"], frame["segment"] = marks(frame["seq"].to_numpy(), events)
     return frame
+
+
+def marks(seq: np.ndarray, events: list[dict[str, Any]] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The samples' continuity marks from the recorder's events -> (``gap_before``: True on the
+    first sample after a recorded gap; ``segment``: the server restarts before each sample, so
+    that rates are never taken across one)."""
+    import numpy as np
+
+    found = [(e.get("kind"), seq_of(e)) for e in events or ()]
+    gap_seqs = {s for kind, s in found if kind == "gap" and s is not None}
+    restart_seqs = sorted(s for kind, s in found if kind == "restart" and s is not None)
+    gap_before = np.isin(seq, np.array(sorted(gap_seqs), dtype=np.float64)) if gap_seqs else np.zeros(seq.size, bool)
+    segment = np.zeros(seq.size, dtype=np.int64)
+    for first in restart_seqs:
+        segment += (seq >= first).astype(np.int64)
+    return gap_before, segment
+
+
+def samples_block(columns: dict[str, np.ndarray], events: list[dict[str, Any]] | None) -> SampleBlock:
+    """The samples :func:`_frame` makes a frame of, as a block of float64 arrays with the same
+    marks (the derivation reads it without a frame built only to be read back as arrays)."""
+    import numpy as np
+
+    if not columns or not len(columns["t"]):
+        return SampleBlock({"t": np.zeros(0)})
+    gap_before, segment = marks(columns["seq"], events)
+    out = {name: values.astype(np.float64, copy=False) for name, values in columns.items()}
+    out["gap_before"], out["segment"] = gap_before.astype(np.float64), segment.astype(np.float64)
+    return SampleBlock(out)
+
+
+def join_blocks(blocks: list[SampleBlock]) -> SampleBlock:
+    """Several recordings' blocks as one, as :func:`join_frames` joins their frames."""
+    import numpy as np
+
+    if len(blocks) == 1:
+        return blocks[0]
+    parts: list[SampleBlock] = []
+    next_segment = 0
+    for block in sorted((b for b in blocks if len(b)), key=lambda b: float(b.t[0])):
+        segment = block.values("segment") + next_segment
+        gap = block.values("gap_before").copy()
+        if parts:
+            gap[0] = 1.0
+        next_segment = int(segment.max()) + 1
+        parts.append(block.with_columns({"segment": segment, "gap_before": gap}))
+    if not parts:
+        return SampleBlock({"t": np.zeros(0)})
+    names = list(dict.fromkeys(name for part in parts for name in part.names))
+    return SampleBlock(
+        {
+            name: np.concatenate([p.values(name) if name in p else np.full(len(p), np.nan) for p in parts])
+            for name in names
+        }
+    )
 
 
 def join_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:

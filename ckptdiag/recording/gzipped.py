@@ -13,8 +13,78 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ckptdiag.guard import inflate
+
+
+class Damaged(Exception):
+    """The stream is damaged inside or lost its start: only :func:`text_of` reads it (whole)."""
+
+
+@dataclass
+class TextState:
+    """What :func:`text_blocks` found, once every block is read: as :func:`text_of` says it."""
+
+    truncated: bool = False
+    bad_trailer: bool = False
+
+
+def text_blocks(raw: bytes, size: int, state: TextState) -> Iterator[bytes]:
+    """A recording's text (gzip or plain) in blocks of whole lines of about ``size`` bytes each,
+    the gzip inflated a block at a time: the text :func:`text_of` gives up to its last complete
+    line, never held whole. ``state`` says, once the last block is read, whether the text was
+    cut short and whether a trailer was wrong. Raises :class:`Damaged` (perhaps after some
+    blocks) where only :func:`text_of` can read the stream."""
+    if raw[:2] == b"\x1f\x8b":
+        pieces = _members(raw, size, state)
+    elif raw[:_ZEROED].strip(b"\x00") == b"" and SYNC in raw:
+        raise Damaged
+    else:
+        pieces = (raw[at : at + size] for at in range(0, len(raw), size))
+    pending = b""
+    for piece in pieces:
+        pending = pending + piece if pending else piece
+        if len(pending) >= size and (cut := pending.rfind(b"\n") + 1):
+            yield pending[:cut]
+            pending = pending[cut:]
+    cut = pending.rfind(b"\n") + 1
+    if cut:
+        yield pending[:cut]
+    if pending[cut:].strip():
+        state.truncated = True  # a torn final line: the writer stopped mid-line
+
+
+def _members(raw: bytes, size: int, state: TextState) -> Iterator[bytes]:
+    """The text of each gzip member in turn, inflated ``size`` bytes at a time, each trailer
+    checked as :func:`_gzip_member` checks it."""
+    data = raw
+    while data:
+        at = _gzip_header_end(data)
+        if at is None:  # not a gzip header: trailing garbage
+            state.truncated = True
+            return
+        inflater = inflate.decompressobj(wbits=-15)
+        crc = length = 0
+        tail: bytes | memoryview = memoryview(data)[at:]
+        while not inflater.eof:
+            try:
+                text = inflater.decompress(tail, size)
+            except inflate.ERRORS:
+                raise Damaged from None
+            tail = inflater.unconsumed_tail
+            if not text and not tail:
+                break  # the input ends before the stream does
+            crc, length = inflate.crc32(text, crc), length + len(text)
+            yield text
+        rest = inflater.unused_data
+        if not inflater.eof or len(rest) < 8:
+            state.truncated = True  # still being written, or the trailer was cut off
+            return
+        expected_crc, expected_size = struct.unpack("<II", rest[:8])
+        state.bad_trailer |= not (expected_crc == crc and expected_size == length & 0xFFFFFFFF)
+        data = rest[8:]
 
 
 def text_of(raw: bytes) -> tuple[bytes, int, bool, bool]:

@@ -4,9 +4,7 @@ are counted and skipped, never fatal."""
 from __future__ import annotations
 
 import gc
-import itertools
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +17,13 @@ from ckptdiag.guard.inputs import check_readable
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
-from ckptdiag.recording.columns import _Columns, _columns, _frame, checked, joined_columns, seq_of
-from ckptdiag.recording.gzipped import text_of
+
+    from ckptdiag.model.samples import SampleBlock
+from ckptdiag.recording.columns import _columns, _frame, checked, joined_columns, kept, samples_block, seq_of
+from ckptdiag.recording.gzipped import Damaged, TextState, text_blocks, text_of
 from ckptdiag.recording.header import header_of, not_a_recording
+from ckptdiag.recording.scanned import NAMED_DAMAGE, ColumnBlocks, Scanned, loads, parse_line
+from ckptdiag.recording.scanned import _jsonl as _jsonl
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Recording:
     bad_times: int = 0
     unordered: int = 0
     ignored_events: int = 0
+    unread_rejected: int = 0  # damaged values in columns the reader was told not to keep
 
     @property
     def sample_count(self) -> int:
@@ -55,12 +58,26 @@ class Recording:
     def to_frame(self) -> pd.DataFrame:
         """The samples as a DataFrame (see :func:`samples_frame`), in time order, with damaged
         values, impossible times and events that name no sample left out and counted here."""
+        return _frame(*self._checked())
+
+    def to_block(self, keep: Callable[[str], bool] | None = None) -> SampleBlock:
+        """The samples :meth:`to_frame` gives, as a block of float64 arrays (``gap_before`` and
+        ``segment`` as 1.0/0.0 and numbers), only the columns ``keep`` names where given (the
+        damage is counted over all of them); the columns read are let go of."""
+        columns, events = self._checked()
+        self.columns = None
+        if keep is not None:
+            columns = {name: values for name, values in columns.items() if name in ("t", "seq") or keep(name)}
+        return samples_block(columns, events)
+
+    def _checked(self) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
+        """The samples' columns with damage taken out, and the events that mark them."""
         columns = self.columns if self.columns is not None else (_columns(self.samples) if self.samples else {})
-        columns, counts = checked(columns)
-        self.rejected_values, self.bad_times, self.unordered = counts
+        columns, (rejected, self.bad_times, self.unordered) = checked(columns)
+        self.rejected_values = rejected + self.unread_rejected
         events = [e for e in self.events if e.get("kind") not in ("gap", "restart") or seq_of(e) is not None]
         self.ignored_events = len(self.events) - len(events)
-        return _frame(columns, events)
+        return columns, events
 
     def damage(self) -> list[str]:
         """What was wrong with the file, one line each (complete after :meth:`to_frame`)."""
@@ -87,39 +104,14 @@ class Recording:
         return out
 
 
-try:  # a day of samples is 86,400 lines: orjson parses them ~4x faster than json
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover - orjson is a dependency; json is the same, slower
-    _loads = json.loads  # type: ignore[assignment]
-
-
-def _parse_line(line: bytes) -> Any:
-    """One line as JSON. A number beyond a double's range (1e400: damage, never written) makes
-    orjson refuse the whole line; the standard library reads it as infinite instead, a value
-    rejected and counted later, not a sample lost (the scanner reads it so too). NaN and
-    Infinity, which are not JSON, stay refused."""
-    try:
-        return _loads(line)
-    except ValueError:
-        return json.loads(line, parse_constant=_not_json)
-
-
-def _not_json(constant: str) -> float:
-    raise ValueError(f"{constant} is not JSON")
-
-
-try:  # the compiled scanner (setup.py); without it every line is parsed (same results, slower)
-    from ckptdiag import _jsonl as _jsonl
-except ImportError:  # pragma: no cover - depends on the build
-    _jsonl = None  # type: ignore[assignment]
-
-
-def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
+def read_recording(path: Path | str, *, columns: bool = False, keep: Callable[[str], bool] | None = None) -> Recording:
     """Load a recording, complete or still being written.
 
     ``columns=True`` reads the samples straight into float columns (``Recording.columns``, what
     :meth:`Recording.to_frame` needs) instead of a dict per sample: several times faster on long
-    recordings when the compiled scanner is there.
+    recordings when the compiled scanner is there. ``keep`` (with ``columns``) names the columns
+    held (``t`` and ``seq`` always are): each block of lines is let go of the others as it is
+    read, their damage counted all the same.
     """
     path = Path(path)
     check_readable(path)
@@ -131,19 +123,58 @@ def read_recording(path: Path | str, *, columns: bool = False) -> Recording:
         raise InputError(
             f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
         )
+    if columns and _jsonl is not None:
+        try:
+            return _read_streamed(path, raw, keep)
+        except Damaged:  # damage inside the gzip stream, or its start lost: read it whole
+            pass
     text, end, truncated, bad_trailer = text_of(raw)
     if columns and _jsonl is not None:
-        rec = _read_columns(path, text, end, truncated)
+        rec = _recording(path, _scanned_whole(path, text, end, keep), truncated)
     else:
-        rec = _read_parsed(path, text, end, truncated, columns)
+        rec = _read_parsed(path, text, end, truncated, columns, keep if columns else None)
     rec.bad_trailer = bad_trailer
+    return rec
+
+
+TEXT_BLOCK = 16 << 20  # text inflated and scanned at a time: a long recording's text is never held whole
+
+
+def _read_streamed(path: Path, raw: bytes, keep: Callable[[str], bool] | None) -> Recording:
+    """The fast reader on a text inflated a block at a time (raises :class:`Damaged` where the
+    stream cannot be read so: the whole text is then read by :func:`text_of`)."""
+    state = TextState()
+    blocks = ColumnBlocks(path, keep)
+    for block in text_blocks(raw, TEXT_BLOCK, state):
+        blocks.feed(block, len(block))
+    rec = _recording(path, blocks.result(), state.truncated)
+    rec.bad_trailer = state.bad_trailer
+    return rec
+
+
+def _scanned_whole(path: Path, text: bytes, end: int, keep: Callable[[str], bool] | None) -> Scanned:
+    """The fast reader on a text held whole (one whose stream was damaged)."""
+    blocks = ColumnBlocks(path, keep)
+    blocks.feed(text, end)
+    return blocks.result()
+
+
+def _recording(path: Path, scanned: Scanned, truncated: bool) -> Recording:
+    """A recording from what its lines said."""
+    rec = Recording(str(path), scanned.header, truncated=truncated, header_damage=scanned.header_damage)
+    rec.columns, rec.events = scanned.columns, scanned.events
+    rec.damaged_lines, rec.damaged_at = scanned.damaged_lines, scanned.damaged_at
+    rec.unread_rejected = scanned.unread_rejected
+    check_is_recording(path, rec)
     return rec
 
 
 BLOCK_BYTES = 512 << 10  # text parsed at a time without the scanner (~250 lines: their objects stay in cache)
 
 
-def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bool) -> Recording:
+def _read_parsed(
+    path: Path, text: bytes, end: int, truncated: bool, columns: bool, keep: Callable[[str], bool] | None = None
+) -> Recording:
     """Every line parsed (no compiled scanner, or a dict per sample asked for). With
     ``columns``, a long text is parsed in two halves at once, the second by a forked child."""
     at, number = 0, 1
@@ -158,13 +189,14 @@ def _read_parsed(path: Path, text: bytes, end: int, truncated: bool, columns: bo
     head, damage = header_of(path, line or None)
     rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
     with _collector_paused():
-        parts = _parsed_halves(text, at, end, number) if columns else [_parse_lines(text, at, end, number, False)]
+        parts = _parsed_halves(text, at, end, number, keep) if columns else [_parse_lines(text, at, end, number)]
     blocks: list[dict[str, np.ndarray]] = []
     for part, part_blocks in parts:
         rec.samples += part.samples
         rec.events += part.events
         rec.damaged_lines += part.damaged_lines
         rec.damaged_at = (rec.damaged_at + part.damaged_at)[:NAMED_DAMAGE]
+        rec.unread_rejected += part.unread_rejected
         blocks += part_blocks
     if columns:  # one join of every block: each column copied once
         rec.columns = joined_columns(blocks)
@@ -177,33 +209,35 @@ PARSE_SPLIT = 32 << 20  # text this long is parsed in two halves at once (a fork
 _Parsed = tuple[Recording, list[dict[str, "np.ndarray"]]]  # samples, events, damage; columns a block
 
 
-def _parsed_halves(text: bytes, at: int, end: int, number: int) -> list[_Parsed]:
+def _parsed_halves(text: bytes, at: int, end: int, number: int, keep: Callable[[str], bool] | None) -> list[_Parsed]:
     """The lines of ``text[at:end]`` as columns, in two halves on both cores when the text is
     long and this process may fork (else in one piece here). A child that fails costs only time:
     its half is parsed here."""
     middle = text.find(b"\n", (at + end) // 2, end) + 1
     if end - at < PARSE_SPLIT or not at < middle < end or not forking.may_fork():
-        return [_parse_lines(text, at, end, number, True)]
+        return [_parse_lines(text, at, end, number, True, keep)]
     later_number = number + text.count(b"\n", at, middle)
-    with forking.Child(_parsed_joined, text, middle, end, later_number) as child:
-        first = _parse_lines(text, at, middle, number, True)
-        second = child.result() or _parse_lines(text, middle, end, later_number, True)
+    with forking.Child(_parsed_joined, text, middle, end, later_number, keep) as child:
+        first = _parse_lines(text, at, middle, number, True, keep)
+        second = child.result() or _parse_lines(text, middle, end, later_number, True, keep)
     return [first, second]
 
 
-def _parsed_joined(text: bytes, at: int, end: int, number: int) -> _Parsed:
+def _parsed_joined(text: bytes, at: int, end: int, number: int, keep: Callable[[str], bool] | None) -> _Parsed:
     """As :func:`_parse_lines` with columns, the blocks' columns joined into one: what a child
     sends back (a few large arrays, not thousands of small ones)."""
-    part, blocks = _parse_lines(text, at, end, number, True)
+    part, blocks = _parse_lines(text, at, end, number, True, keep)
     return part, [joined_columns(blocks)]
 
 
-def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> _Parsed:
+def _parse_lines(
+    text: bytes, at: int, end: int, number: int, columns: bool = False, keep: Callable[[str], bool] | None = None
+) -> _Parsed:
     """The lines of ``text[at:end]`` (``at`` a line's start, ``end`` just past a newline, the
     first line number ``number``), a block of lines at a time: their samples as dicts (unless
     ``columns``), events and damage in a :class:`Recording` without a header, and with
     ``columns`` each block's samples as columns, made before the next block is parsed (a day
-    of samples held as dicts at once took 2.3x the memory)."""
+    of samples held as dicts at once took 2.3x the memory), only those ``keep`` names."""
     part = Recording("", {})
     blocks: list[dict[str, np.ndarray]] = []
     while at < end:
@@ -213,7 +247,9 @@ def _parse_lines(text: bytes, at: int, end: int, number: int, columns: bool) -> 
         part.events += [obj for obj in objs if obj.get("type") == "event"]
         samples = [obj for obj in objs if obj.get("type") == "sample"]
         if columns:
-            blocks.append(_columns(samples))
+            block, rejected = kept(_columns(samples), keep)
+            blocks.append(block)
+            part.unread_rejected += rejected
         else:
             part.samples += samples
         at, number = stop + 1, number + len(lines)
@@ -238,20 +274,17 @@ def _parse_block(lines: list[bytes], rec: Recording, number: int) -> list[dict[s
     """The objects of ``lines`` (the first is line ``number``): all parsed in one call when each
     is JSON, else line by line, blank lines skipped and damaged ones counted."""
     try:
-        parsed = list(map(_loads, lines))
+        parsed = list(map(loads, lines))
     except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError too
         parsed = []
         for n, line in enumerate(lines, number):
             if not line.strip():
                 continue
             try:
-                parsed.append(_parse_line(line))
+                parsed.append(parse_line(line))
             except (ValueError, RecursionError):
                 _damaged(rec, n)
     return [obj for obj in parsed if type(obj) is dict]
-
-
-NAMED_DAMAGE = 10  # damaged lines named by number in the evidence (the rest are counted)
 
 
 def _damaged(rec: Recording, number: int) -> None:
@@ -260,142 +293,6 @@ def _damaged(rec: Recording, number: int) -> None:
     rec.damaged_lines += 1
     if len(rec.damaged_at) < NAMED_DAMAGE:
         rec.damaged_at.append(number)
-
-
-def _line_number(text: bytes, offset: int) -> int:
-    """The number of the line that starts at ``offset`` (counted: only for the lines named)."""
-    return text.count(b"\n", 0, offset) + 1
-
-
-SCAN_SPLIT = 8 << 20  # a text this long is scanned in two halves at once (the scanner lets go of the GIL)
-
-
-def _scanned(text: bytes, end: int) -> tuple[Any, Any]:
-    """The compiled scanner's numbers and lines of ``text[:end]`` (see ``_jsonl.c``), a long
-    text in two halves on two threads (split at a line's start): -> (float64 values, int64 rows
-    of [start, end, hash, count, first value])."""
-    middle = text.find(b"\n", end // 2, end) + 1 if end >= SCAN_SPLIT else 0
-    if middle <= 0:
-        return _joined_scans([_jsonl.scan(text, end)])
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        later = pool.submit(_jsonl.scan, text, end, middle)
-        return _joined_scans([_jsonl.scan(text, middle), later.result()])
-
-
-def _joined_scans(parts: list[tuple[bytes, bytes]]) -> tuple[Any, Any]:
-    """Scans of consecutive stretches of one text as one: each part's first-value indexes moved
-    past the values of the parts before it."""
-    import numpy as np
-
-    values = [np.frombuffer(v, dtype=np.float64) for v, _ in parts]
-    lines = [np.frombuffer(rows, dtype=np.int64).reshape(-1, 5) for _, rows in parts]
-    if len(parts) == 1:
-        return values[0], lines[0]
-    offset = 0
-    for k, part in enumerate(lines):
-        if offset:
-            lines[k] = part = part.copy()
-            part[:, 4] += offset
-        offset += values[k].size
-    return np.concatenate(values), np.concatenate(lines)
-
-
-MAX_RUNS = 64  # more runs of one shape than this (shapes interleaved line by line): one gather instead
-
-
-def _place_runs(cols: _Columns, obj: dict[str, Any], rows: Any, firsts: Any, values: Any, count: int) -> bool:
-    """Place a shape's samples where their numbers lie one line after another in ``values`` (no
-    other line's numbers between): each such run is a view of ``values`` and a slice of rows,
-    placed without gathering the numbers into a new block (a day's block and its index were 200
-    MB of fresh pages). False when they lie in too many runs, or do not line up (the caller
-    places them another way)."""
-    import numpy as np
-
-    breaks = np.flatnonzero((np.diff(firsts) != count) | (np.diff(rows) != 1)) + 1
-    if breaks.size >= MAX_RUNS:
-        return False
-    bounds = [0, *breaks.tolist(), len(firsts)]
-    for a, b in itertools.pairwise(bounds):
-        first, row = int(firsts[a]), int(rows[a])
-        block = values[first : first + (b - a) * count].reshape(b - a, count)
-        if not cols.place(slice(row, row + b - a), obj, block):
-            return False
-    return True
-
-
-def _groups(keys: Any) -> list[Any]:
-    """The rows of each distinct key, in order of each key's first row (rows in order within a
-    group): one sort instead of a dict of lists built a row at a time."""
-    import numpy as np
-
-    if not len(keys):
-        return []
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first)] = np.arange(first.size)
-    group = rank[inverse.reshape(-1)]
-    rows = np.argsort(group, kind="stable")
-    bounds = np.searchsorted(group[rows], np.arange(first.size + 1))
-    return [rows[bounds[j] : bounds[j + 1]] for j in range(first.size)]
-
-
-def _read_columns(path: Path, text: bytes, end: int, truncated: bool) -> Recording:
-    """The fast reader: the compiled scanner's numbers, named once per line shape."""
-    import numpy as np
-
-    values, lines = _scanned(text, end)
-    if not len(lines):
-        raise not_a_recording(path)
-    head, damage = header_of(path, text[lines[0, 0] : lines[0, 1]])
-    rec = Recording(str(path), head, truncated=truncated, header_damage=damage)
-    lines = lines[1:]
-    # one representative line per shape (hash, count); lines the scanner could not read
-    # (count -1) are shapes of their own
-    keys = np.zeros(len(lines), dtype=[("hash", "i8"), ("count", "i8"), ("alone", "i8")])
-    keys["hash"], keys["count"] = lines[:, 2], lines[:, 3]
-    keys["alone"] = np.where(lines[:, 3] < 0, -1 - np.arange(len(lines)), 0)
-    kinds = np.zeros(len(lines), dtype=np.int8)  # 1: sample
-    sample_shapes: list[tuple[np.ndarray, dict[str, Any]]] = []
-    events: list[tuple[int, dict[str, Any]]] = []
-    damaged: list[np.ndarray] = []  # where the lines that are not JSON start, a shape at a time
-    for members in _groups(keys):
-        start, stop = lines[members[0], 0], lines[members[0], 1]
-        try:
-            obj = _parse_line(text[start:stop])
-        except (ValueError, RecursionError):
-            damaged.append(lines[members, 0])  # same shape, same fate: none of them is JSON
-            continue
-        if not isinstance(obj, dict):
-            continue
-        if obj.get("type") == "sample":
-            kinds[members] = 1
-            sample_shapes.append((members, obj))
-        elif obj.get("type") == "event":
-            events += [(i, _parse_line(text[lines[i, 0] : lines[i, 1]])) for i in members]  # few: each
-    rows_of = np.cumsum(kinds) - 1
-    cols = _Columns(int(kinds.sum()))
-    for members, obj in sample_shapes:
-        idx = np.asarray(members)
-        rows = rows_of[idx]
-        count = int(lines[members[0], 3])
-        if count >= 0 and _place_runs(cols, obj, rows, lines[idx, 4], values, count):
-            continue
-        block = None
-        if count >= 0:
-            block = values[lines[idx, 4][:, None] + np.arange(count)]
-        if block is None or not cols.place(rows, obj, block):
-            for i, row in zip(members, rows.tolist(), strict=True):  # parse them one by one
-                cols.place(np.asarray([row]), _parse_line(text[lines[i, 0] : lines[i, 1]]), None)
-    rec.columns = cols.data
-    if damaged:  # counted, and the first in the file named (shapes come in no order of lines)
-        starts = np.sort(np.concatenate(damaged))
-        rec.damaged_lines = int(starts.size)
-        rec.damaged_at = [_line_number(text, int(at)) for at in starts[:NAMED_DAMAGE]]
-    rec.events = [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
-    check_is_recording(path, rec)
-    return rec
 
 
 def check_is_recording(path: Path, rec: Recording) -> None:

@@ -45,35 +45,43 @@ def _recordings_window(
     recordings: tuple[Path, ...], window: TimeWindow
 ) -> tuple[Any, ServerFacts, int, int, ReportSource]:
     """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
-    from ckptdiag.analysis.series import derive
+    import numpy as np
+
+    from ckptdiag.analysis.series import derive_block
     from ckptdiag.model.facts import from_header
+    from ckptdiag.recording.columns import join_blocks
     from ckptdiag.report.document import ReportSource
 
     recs, skipped = _readable(recordings)
-    frame = recording.join_frames([r.to_frame() for r in recs])
-    held = (float(frame["t"].min()), float(frame["t"].max())) if not frame.empty else (None, None)
+    # as arrays, never as a frame, and only what the derivation reads: a recording's every
+    # metric in a DataFrame was the largest thing a long recording's report held
+    samples = join_blocks([r.to_block() for r in recs])
+    t = samples.t
+    held = (float(t.min()), float(t.max())) if len(samples) else (None, None)
     if not window.whole:
-        frame = frame[window.keep_s(frame["t"].to_numpy())]
-    if frame.empty:
+        samples = samples.take(window.keep_s(t))
+    if not len(samples):
         raise window.empty("samples", "recordings", *held)
     facts = from_header(recs[0].header)
-    gaps = int(frame["gap_before"].astype(bool).iloc[1:].sum())
-    restarts = int(frame["segment"].max() - frame["segment"].min())
+    gaps = int(np.count_nonzero(samples.values("gap_before")[1:]))
+    segment = samples.values("segment")
+    restarts = int(segment.max() - segment.min())
     damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
     source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
-    return derive(frame), facts, gaps, restarts, source
+    return derive_block(samples), facts, gaps, restarts, source
 
 
 def _readable(paths: tuple[Path, ...]) -> tuple[list[recording.Recording], list[str]]:
     """The recordings that can be read, and a note for each that cannot: one bad file among
     several is skipped, not the end of the report (alone, its error is the report's)."""
+    from ckptdiag.analysis.series import reads
     from ckptdiag.errors import InputError
 
     recs: list[recording.Recording] = []
     skipped: list[str] = []
     for path in paths:
         try:
-            recs.append(recording.read_recording(path, columns=True))
+            recs.append(recording.read_recording(path, columns=True, keep=reads))
         except InputError as exc:
             if len(paths) == 1:
                 raise
