@@ -552,7 +552,8 @@ def test_recordings_derived_as_blocks_are_derived_as_frames(tmp_path: Path) -> N
     from synth import Server, write_recording
 
     from ckptdiag.analysis.series import derive, derive_block
-    from ckptdiag.recording.columns import join_blocks, join_frames
+    from ckptdiag.recording.blocks import join_blocks
+    from ckptdiag.recording.columns import join_frames
 
     later = write_recording(Server(seconds=400).frame(), tmp_path / "later.jsonl")
     first = Server(seconds=300).frame()

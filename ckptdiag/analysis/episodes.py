@@ -17,6 +17,7 @@ disk stand in: runs of seconds far above its usual write rate.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,55 +83,119 @@ class _Counters:
             written_seen=sums_before(np.isfinite(written)),
         )
 
-    def still_running(self, k: int, begun: int, pending: int) -> int:
-        """How many of the ``pending`` checkpoints still run at sample ``k`` (0 or 1: WiredTiger
-        runs one at a time), ``begun`` of them begun in the interval before it.
 
-        Total time moves only when one ends, so when it moved one at least ended, whatever the
-        flag says: the server records the time before it clears the flag or progress state (real
-        FTDC shows a 108 ms checkpoint begun and ended between two samples with the flag still up
-        at the second; the lab's 8.0 engine the same for its progress state). Otherwise the flag
-        says; without one, a checkpoint runs on only until total time moves in the next interval
-        with nothing begun there.
-        """
-        moved = bool(self.total_ms[k] > 0)
-        flag = self.running[k]
-        if np.isfinite(flag):
-            running = int(flag == 1)
-        elif self.has_flag:  # this sample lacks it (no wiredTiger section): unchanged unless time moved
-            running = 1
-        else:
-            nxt = k + 1
-            running = int(nxt < self.t.size and bool(self.total_ms[nxt] > 0) and not bool(self.starts[nxt] > 0))
-        if moved:
-            running = 0 if begun == 0 else running
-            return max(min(running, pending - 1), 0)
-        return min(running, pending)
+@dataclass(frozen=True)
+class _Events:
+    """The counters at the rows where something can happen (:func:`_eventful`), as Python lists
+    indexed by position among those rows: the episode finder reads each row a few times, and a
+    numpy scalar read and compared costs several times a list's (68,176 checkpoints of 47 days
+    spent a second there)."""
 
-    def durations(self, k: int, ended: int) -> Sequence[tuple[float | None, bool]]:
-        """The durations of the ``ended`` checkpoints seen ending in the interval before sample
-        ``k``, in order, each with whether the server's counters pin it exactly.
+    rows: list[int]
+    t: list[float]
+    t_before: list[float]  # the time of the row before (the row's own at row 0)
+    starts: list[float]
+    running: list[float]
+    total_ms: list[float]
+    recent_ms: list[float]
+    next_total_ms: list[float]  # the row after's (NaN at the last row)
+    next_starts: list[float]
+    written_before: list[float]  # bytes written before the row, and rows with the figure before it
+    written_seen: list[float]
+    written_through: list[float]  # the same before the row after
+    seen_through: list[float]
 
-        Their durations add up to the interval's rise of total time; the last one's is the
-        server's "most recent time"; the others share the rest (exact when there is one other).
-        """
-        total = float(self.total_ms[k])
-        if not np.isfinite(total):
-            return [(None, False)] * ended
-        if ended == 1:
-            return [(total / 1000, True)]
-        recent = float(self.recent_ms[k])
-        last = recent if np.isfinite(recent) and 0 <= recent <= total else total / ended
-        share = (total - last) / (ended - 1)
-        return [(share / 1000, ended == 2)] * (ended - 1) + [(last / 1000, np.isfinite(recent))]
+    @classmethod
+    def of(cls, c: _Counters) -> _Events:
+        """The eventful rows of ``c``."""
+        at = _eventful(c)
+        n = c.t.size
+        after = np.minimum(at + 1, n - 1)
+        beyond = at + 1 >= n
+
+        def later(values: np.ndarray) -> list[float]:
+            picked = values[after]
+            picked[beyond] = np.nan
+            result: list[float] = picked.tolist()
+            return result
+
+        return cls(
+            rows=at.tolist(),
+            t=c.t[at].tolist(),
+            t_before=c.t[np.maximum(at - 1, 0)].tolist(),
+            starts=c.starts[at].tolist(),
+            running=c.running[at].tolist(),
+            total_ms=c.total_ms[at].tolist(),
+            recent_ms=c.recent_ms[at].tolist(),
+            next_total_ms=later(c.total_ms),
+            next_starts=later(c.starts),
+            written_before=c.written_before[at].tolist(),
+            written_seen=c.written_seen[at].tolist(),
+            written_through=c.written_before[at + 1].tolist(),
+            seen_through=c.written_seen[at + 1].tolist(),
+        )
+
+
+def _still_running(c: _Counters, e: _Events, j: int, begun: int, pending: int) -> int:
+    """How many of the ``pending`` checkpoints still run at eventful row ``j`` (0 or 1:
+    WiredTiger runs one at a time), ``begun`` of them begun in the interval before it.
+
+    Total time moves only when one ends, so when it moved one at least ended, whatever the
+    flag says: the server records the time before it clears the flag or progress state (real
+    FTDC shows a 108 ms checkpoint begun and ended between two samples with the flag still up
+    at the second; the lab's 8.0 engine the same for its progress state). Otherwise the flag
+    says; without one, a checkpoint runs on only until total time moves in the next interval
+    with nothing begun there.
+    """
+    moved = e.total_ms[j] > 0
+    flag = e.running[j]
+    if math.isfinite(flag):
+        running = int(flag == 1)
+    elif c.has_flag:  # this sample lacks it (no wiredTiger section): unchanged unless time moved
+        running = 1
+    else:
+        running = int(e.next_total_ms[j] > 0 and not e.next_starts[j] > 0)
+    if moved:
+        running = 0 if begun == 0 else running
+        return max(min(running, pending - 1), 0)
+    return min(running, pending)
+
+
+def _durations(e: _Events, j: int, ended: int) -> Sequence[tuple[float | None, bool]]:
+    """The durations of the ``ended`` checkpoints seen ending in the interval before eventful
+    row ``j``, in order, each with whether the server's counters pin it exactly.
+
+    Their durations add up to the interval's rise of total time; the last one's is the
+    server's "most recent time"; the others share the rest (exact when there is one other).
+    """
+    total = e.total_ms[j]
+    if not math.isfinite(total):
+        return [(None, False)] * ended
+    if ended == 1:
+        return [(total / 1000, True)]
+    recent = e.recent_ms[j]
+    last = recent if math.isfinite(recent) and 0 <= recent <= total else total / ended
+    share = (total - last) / (ended - 1)
+    return [(share / 1000, ended == 2)] * (ended - 1) + [(last / 1000, math.isfinite(recent))]
 
 
 @dataclass
 class _Begun:
-    """A checkpoint seen beginning (in the interval before sample ``row``), not yet seen ending."""
+    """A checkpoint seen beginning (in the interval before sample ``row``), not yet seen ending,
+    with what its episode reads of that row: its time, the time before it, the bytes before it."""
 
     row: int
     truncated: bool  # already running at the first sample of the window or of a segment
+    t: float
+    t_before: float
+    written_before: float
+    written_seen: float
+
+    @classmethod
+    def at(cls, e: _Events, j: int, truncated: bool) -> _Begun:
+        """The checkpoint begun in the interval before eventful row ``j``."""
+        row = e.rows[j]
+        return cls(row, truncated, e.t[j], e.t_before[j], e.written_before[j], e.written_seen[j])
 
 
 def _from_counters(c: _Counters) -> list[Episode]:
@@ -141,31 +206,32 @@ def _from_counters(c: _Counters) -> list[Episode]:
     counter records (several in one interval are several episodes), whatever the spacing of the
     samples, plus one ``truncated`` episode for a checkpoint already running at the stretch's first
     sample. WiredTiger runs one checkpoint at a time, so they end in the order they began; the
-    interval each ends in follows from the running flag and total time
-    (:meth:`_Counters.still_running`), and the durations of those that end in one interval add up
-    to its rise of total time (:meth:`_Counters.durations`). Each episode's start is placed in the
-    overlap of the interval it began in and (end interval - duration), with that overlap kept as
-    its ``start_earliest``/``start_latest``. A checkpoint still running when the window ends (or
-    when the server restarted) has no end and no duration. ``rows`` are the first and last
-    samples whose interval it touches.
+    interval each ends in follows from the running flag and total time (:func:`_still_running`),
+    and the durations of those that end in one interval add up to its rise of total time
+    (:func:`_durations`). Each episode's start is placed in the overlap of the interval it began in
+    and (end interval - duration), with that overlap kept as its ``start_earliest``/
+    ``start_latest``. A checkpoint still running when the window ends (or when the server
+    restarted) has no end and no duration. ``rows`` are the first and last samples whose
+    interval it touches.
     """
-    n = c.t.size
+    e = _Events.of(c)
     episodes: list[Episode] = []
     pending: deque[_Begun] = deque()
-    for k in _eventful(c):
-        if not np.isfinite(c.starts[k]):  # the first sample, or after a restart
-            episodes.extend(_unfinished(c, pending, k - 1))
+    for j, k in enumerate(e.rows):
+        if not math.isfinite(e.starts[j]):  # the first sample, or after a restart
+            episodes.extend(_unfinished(pending, k - 1, e.written_before[j], e.written_seen[j]))
             pending.clear()
-            if c.running[k] == 1:
-                pending.append(_Begun(k, truncated=True))
+            if e.running[j] == 1:
+                pending.append(_Begun.at(e, j, truncated=True))
             continue
-        begun = int(c.starts[k])
-        pending.extend(_Begun(k, truncated=False) for _ in range(begun))
-        ended = len(pending) - c.still_running(k, begun, len(pending))
-        durations = c.durations(k, ended) if ended else []
+        begun = int(e.starts[j])
+        pending.extend(_Begun.at(e, j, truncated=False) for _ in range(begun))
+        ended = len(pending) - _still_running(c, e, j, begun, len(pending))
+        durations = _durations(e, j, ended) if ended else []
         for duration, exact in durations:
-            episodes.append(_finished(c, pending.popleft(), k, duration, exact, shared=ended > 1))
-    episodes.extend(_unfinished(c, pending, n - 1))
+            episodes.append(_finished(e, pending.popleft(), j, duration, exact, shared=ended > 1))
+    n = c.t.size
+    episodes.extend(_unfinished(pending, n - 1, float(c.written_before[n]), float(c.written_seen[n])))
     return episodes
 
 
@@ -186,28 +252,30 @@ def _eventful(c: _Counters) -> np.ndarray:
     return result
 
 
-def _window(c: _Counters, b: _Begun, k: int, d: float | None) -> tuple[float, float]:
+def _window(b: _Begun, e: _Events, j: int, d: float | None) -> tuple[float, float]:
     """Earliest and latest start of a checkpoint begun in (t[i-1], t[i]] that ended in
-    (t[k-1], t[k]] after ``d`` seconds (unknown: the interval it began in)."""
-    t_i = float(c.t[b.row])
-    a0 = t_i if b.truncated or b.row == 0 else float(c.t[b.row - 1])
+    (t[k-1], t[k]] (``k`` the eventful row ``j``) after ``d`` seconds (unknown: the interval it
+    began in)."""
+    t_i = b.t
+    a0 = t_i if b.truncated or b.row == 0 else b.t_before
     if b.truncated:
-        return (t_i - d, t_i - d) if d is not None and k == b.row else (min(a0, t_i), t_i)
+        return (t_i - d, t_i - d) if d is not None and e.rows[j] == b.row else (min(a0, t_i), t_i)
     if d is None:
         return a0, t_i
-    b0, b1 = float(c.t[k - 1]), float(c.t[k])
+    b0, b1 = e.t_before[j], e.t[j]
     lo, hi = max(a0, b0 - d), min(t_i, b1 - d)
     if lo > hi:  # the figures disagree by a rounding: keep the start inside its own interval
-        lo = hi = float(np.clip(b1 - d, a0, t_i))
+        lo = hi = min(max(b1 - d, a0), t_i)
     return lo, hi
 
 
-def _finished(c: _Counters, b: _Begun, k: int, d: float | None, exact: bool, shared: bool) -> Episode:
-    """The checkpoint ``b``, seen ending in the interval before sample ``k``, lasting ``d`` s."""
-    lo, hi = _window(c, b, k, d)
+def _finished(e: _Events, b: _Begun, j: int, d: float | None, exact: bool, shared: bool) -> Episode:
+    """The checkpoint ``b``, seen ending in the interval before eventful row ``j``, lasting ``d`` s."""
+    lo, hi = _window(b, e, j, d)
     start = (lo + hi) / 2
+    k = e.rows[j]
     if d is None:
-        end = (float(c.t[k - 1]) + float(c.t[k])) / 2 if k > 0 else float(c.t[k])
+        end = (e.t_before[j] + e.t[j]) / 2 if k > 0 else e.t[j]
         end = max(end, start)
     else:
         end = start + d
@@ -215,7 +283,7 @@ def _finished(c: _Counters, b: _Begun, k: int, d: float | None, exact: bool, sha
         start,
         end,
         d if d is not None else end - start,  # the server's figure, not a difference of epoch times
-        None if shared else _bytes(c, b.row, k),
+        None if shared else _bytes(b, e.written_through[j], e.seen_through[j]),
         "counters" if not b.truncated else "running-flag",
         exact_duration=exact and d is not None and not b.truncated,
         truncated=b.truncated,
@@ -226,19 +294,20 @@ def _finished(c: _Counters, b: _Begun, k: int, d: float | None, exact: bool, sha
     )
 
 
-def _unfinished(c: _Counters, pending: deque[_Begun], last: int) -> list[Episode]:
-    """Checkpoints still running at sample ``last`` (the window's end, or the sample before a restart)."""
+def _unfinished(pending: deque[_Begun], last: int, written_before: float, written_seen: float) -> list[Episode]:
+    """Checkpoints still running at sample ``last`` (the window's end, or the sample before a
+    restart), with the bytes written before the sample after it."""
     out = []
     for b in pending:
-        t_i = float(c.t[b.row])
-        a0 = t_i if b.truncated or b.row == 0 else float(c.t[b.row - 1])
+        t_i = b.t
+        a0 = t_i if b.truncated or b.row == 0 else b.t_before
         start = t_i if b.truncated else (a0 + t_i) / 2
         out.append(
             Episode(
                 start,
                 None,
                 None,
-                _bytes(c, b.row, last),
+                _bytes(b, written_before, written_seen),
                 "counters",
                 truncated=b.truncated,
                 rows=(b.row, max(last, b.row)),
@@ -249,12 +318,12 @@ def _unfinished(c: _Counters, pending: deque[_Begun], last: int) -> list[Episode
     return out
 
 
-def _bytes(c: _Counters, first: int, last: int) -> float | None:
-    """The bytes checkpoints wrote in rows ``first`` to ``last`` (None: not recorded there)."""
-    stop = max(last + 1, first)
-    if c.written_seen[stop] == c.written_seen[first]:
+def _bytes(b: _Begun, written_before: float, written_seen: float) -> float | None:
+    """The bytes checkpoints wrote from ``b``'s row up to a row whose written bytes and rows
+    with the figure before it are given (None: not recorded there)."""
+    if written_seen == b.written_seen:
         return None
-    return float(c.written_before[stop] - c.written_before[first])
+    return written_before - b.written_before
 
 
 def disk_bursts(d: pd.DataFrame) -> list[Episode]:

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ckptdiag.model.samples import SampleBlock
-from ckptdiag.recording.columns import _columns, _frame, checked, joined_columns, kept, samples_block, seq_of
+from ckptdiag.recording.blocks import samples_block
+from ckptdiag.recording.columns import _columns, _frame, checked, joined_columns, kept, seq_of
 from ckptdiag.recording.gzipped import Damaged, TextState, text_blocks, text_of
 from ckptdiag.recording.header import header_of, not_a_recording
 from ckptdiag.recording.scanned import NAMED_DAMAGE, ColumnBlocks, Scanned, loads, parse_line

@@ -49,7 +49,7 @@ def _recordings_window(
 
     from ckptdiag.analysis.series import derive_block
     from ckptdiag.model.facts import from_header
-    from ckptdiag.recording.columns import join_blocks
+    from ckptdiag.recording.blocks import join_blocks
     from ckptdiag.report.document import ReportSource
 
     recs, skipped = _readable(recordings)
