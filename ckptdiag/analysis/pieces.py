@@ -89,6 +89,19 @@ def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return stacked
 
 
+def derived_after(last: SampleBlock | None, piece: SampleBlock) -> pd.DataFrame:
+    """``piece``'s figures (float64, indexed by UTC time) derived after the one row ``last`` (the
+    row before it, with its marks: None, the window's first piece), so that the rates across the
+    seam are taken once."""
+    joined = piece if last is None else piece.after(last)
+    skip = 0 if last is None else 1
+    index = pd.DatetimeIndex(pd.to_datetime(joined.t[skip:], unit="s", utc=True), name="time")
+    derived: pd.DataFrame = pd.DataFrame(
+        {name: values[skip:] for name, values in derived_columns(joined).items()}, index=index
+    )
+    return derived
+
+
 def same_row(a: SampleBlock | None, b: SampleBlock | None) -> bool:
     """Whether two :meth:`~SampleBlock.seam` rows are the same sample with the same values."""
     if a is None or b is None:

@@ -115,15 +115,7 @@ def read_recording(path: Path | str, *, columns: bool = False, keep: Callable[[s
     read, their damage counted all the same.
     """
     path = Path(path)
-    check_readable(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
-    if not raw:
-        raise InputError(
-            f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
-        )
+    raw = raw_bytes(path)
     if columns and _jsonl is not None:
         try:
             return _read_streamed(path, raw, keep)
@@ -138,6 +130,20 @@ def read_recording(path: Path | str, *, columns: bool = False, keep: Callable[[s
     return rec
 
 
+def raw_bytes(path: Path) -> bytes:
+    """A recording file's bytes (one-line errors for a file that cannot be read, or is empty)."""
+    check_readable(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
+    if not raw:
+        raise InputError(
+            f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
+        )
+    return raw
+
+
 TEXT_BLOCK = 16 << 20  # text inflated and scanned at a time: a long recording's text is never held whole
 
 
@@ -145,19 +151,20 @@ def _read_streamed(path: Path, raw: bytes, keep: Callable[[str], bool] | None) -
     """The fast reader on a text inflated a block at a time (raises :class:`Damaged` where the
     stream cannot be read so: the whole text is then read by :func:`text_of`)."""
     state = TextState()
-    blocks = ColumnBlocks(path, keep)
-    for block in text_blocks(raw, TEXT_BLOCK, state):
-        blocks.feed(block, len(block))
-    rec = _recording(path, blocks.result(), state.truncated)
+    scan = ColumnBlocks(path, keep)
+    blocks = [
+        columns for text in text_blocks(raw, TEXT_BLOCK, state) if (columns := scan.feed(text, len(text))) is not None
+    ]
+    rec = _recording(path, scan.result(blocks), state.truncated)
     rec.bad_trailer = state.bad_trailer
     return rec
 
 
 def _scanned_whole(path: Path, text: bytes, end: int, keep: Callable[[str], bool] | None) -> Scanned:
     """The fast reader on a text held whole (one whose stream was damaged)."""
-    blocks = ColumnBlocks(path, keep)
-    blocks.feed(text, end)
-    return blocks.result()
+    scan = ColumnBlocks(path, keep)
+    columns = scan.feed(text, end)
+    return scan.result([columns] if columns else [])
 
 
 def _recording(path: Path, scanned: Scanned, truncated: bool) -> Recording:

@@ -150,20 +150,21 @@ class ColumnBlocks:
         self.keep = keep  # the columns kept (None: all): each block is let go of the others
         self.scanned: Scanned | None = None
         self.number = 1  # the line number of the next block's first line
-        self.blocks: list[dict[str, np.ndarray]] = []
 
-    def feed(self, text: bytes, end: int) -> None:
-        """The lines of ``text[:end]`` (``end`` just past a newline, or the text's end)."""
+    def feed(self, text: bytes, end: int) -> dict[str, np.ndarray] | None:
+        """The lines of ``text[:end]`` (``end`` just past a newline, or the text's end): their
+        samples as columns (None: no line yet after the header); their events and damage go to
+        :attr:`scanned`."""
         values, lines = _scanned(text, end)
         number, self.number = self.number, self.number + text.count(b"\n", 0, end)
         if self.scanned is None:
             if not len(lines):
-                return
+                return None
             self.scanned = Scanned(*header_of(self.path, text[lines[0, 0] : lines[0, 1]]))
             lines = lines[1:]
-        self._lines(self.scanned, text, values, lines, number)
+        return self._lines(self.scanned, text, values, lines, number)
 
-    def _lines(self, into: Scanned, text: bytes, values: Any, lines: Any, number: int) -> None:
+    def _lines(self, into: Scanned, text: bytes, values: Any, lines: Any, number: int) -> dict[str, np.ndarray]:
         """One block's lines (``number``: its first line's): samples, events, damage."""
         import numpy as np
 
@@ -191,7 +192,6 @@ class ColumnBlocks:
             elif obj.get("type") == "event":
                 events += [(i, parse_line(text[lines[i, 0] : lines[i, 1]])) for i in members]  # few: each
         block, rejected = kept(_placed(text, values, lines, kinds, sample_shapes), self.keep)
-        self.blocks.append(block)
         into.unread_rejected += rejected
         if damaged:  # counted, and the first in the file named (shapes come in no order of lines)
             starts = np.sort(np.concatenate(damaged))
@@ -199,13 +199,14 @@ class ColumnBlocks:
             named = starts[: max(NAMED_DAMAGE - len(into.damaged_at), 0)]
             into.damaged_at += [number - 1 + _line_number(text, int(at)) for at in named]
         into.events += [event for _, event in sorted(events, key=lambda item: item[0])]  # file order
+        return block
 
-    def result(self) -> Scanned:
-        """What the lines said (raises :func:`not_a_recording` when there was no line at all)."""
+    def result(self, blocks: list[dict[str, np.ndarray]]) -> Scanned:
+        """What the lines said, the samples the columns of every block :meth:`feed` gave (raises
+        :func:`not_a_recording` when there was no line at all)."""
         if self.scanned is None:
             raise not_a_recording(self.path)
-        self.scanned.columns = joined_columns(self.blocks)
-        self.blocks = []
+        self.scanned.columns = joined_columns(blocks)
         return self.scanned
 
 

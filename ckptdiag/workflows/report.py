@@ -41,56 +41,6 @@ class ReportRequest:
     top: int | None = None  # episodes listed (the worst, in time order): None the format's default, 0 all
 
 
-def _recordings_window(
-    recordings: tuple[Path, ...], window: TimeWindow
-) -> tuple[Any, ServerFacts, int, int, ReportSource]:
-    """Recordings read and joined into one derived window -> (derived frame, facts, gaps, restarts, source)."""
-    import numpy as np
-
-    from ckptdiag.analysis.series import derive_block
-    from ckptdiag.model.facts import from_header
-    from ckptdiag.recording.blocks import join_blocks
-    from ckptdiag.report.document import ReportSource
-
-    recs, skipped = _readable(recordings)
-    # as arrays, never as a frame, and only what the derivation reads: a recording's every
-    # metric in a DataFrame was the largest thing a long recording's report held
-    samples = join_blocks([r.to_block() for r in recs])
-    t = samples.t
-    held = (float(t.min()), float(t.max())) if len(samples) else (None, None)
-    if not window.whole:
-        samples = samples.take(window.keep_s(t))
-    if not len(samples):
-        raise window.empty("samples", "recordings", *held)
-    facts = from_header(recs[0].header)
-    gaps = int(np.count_nonzero(samples.values("gap_before")[1:]))
-    segment = samples.values("segment")
-    restarts = int(segment.max() - segment.min())
-    damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
-    source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
-    return derive_block(samples), facts, gaps, restarts, source
-
-
-def _readable(paths: tuple[Path, ...]) -> tuple[list[recording.Recording], list[str]]:
-    """The recordings that can be read, and a note for each that cannot: one bad file among
-    several is skipped, not the end of the report (alone, its error is the report's)."""
-    from ckptdiag.analysis.series import reads
-    from ckptdiag.errors import InputError
-
-    recs: list[recording.Recording] = []
-    skipped: list[str] = []
-    for path in paths:
-        try:
-            recs.append(recording.read_recording(path, columns=True, keep=reads))
-        except InputError as exc:
-            if len(paths) == 1:
-                raise
-            skipped.append(f"{path}: skipped: {exc.message}")
-    if not recs:
-        raise InputError(f"none of the {len(paths)} recordings could be read", skipped[0])
-    return recs, skipped
-
-
 def _ftdc_diagnosis(paths: tuple[Path, ...], window: TimeWindow, events: Any) -> tuple[Diagnosis, ReportSource]:
     """FTDC files read a file at a time (on every core: :mod:`.ftdc_window`), each part diagnosed
     as it comes (:mod:`ckptdiag.analysis.window`): the window is never held whole."""
@@ -133,19 +83,16 @@ def diagnose_window(paths: tuple[Path, ...], window: TimeWindow = WHOLE) -> Repo
 def _diagnose(inputs: Inputs, window: TimeWindow) -> Report:
     """:func:`diagnose_window` of inputs already told apart (recordings, FTDC, logs)."""
     from ckptdiag.advice.rules import recommend
-    from ckptdiag.analysis.diagnosis import diagnose
     from ckptdiag.errors import UsageError
     from ckptdiag.report.document import Report
     from ckptdiag.workflows import logs as mongod_logs
+    from ckptdiag.workflows.recording_window import recordings_diagnosis
 
     if inputs.recordings and inputs.ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     events, read = mongod_logs.read_logs(inputs.logs, window) if inputs.logs else (None, None)
     if inputs.recordings:
-        derived, facts, gaps, restarts, source = _recordings_window(inputs.recordings, window)
-        if events is not None:
-            facts = mongod_logs.with_open_config(facts, events)
-        dx = diagnose(derived, facts, gaps=gaps, restarts=restarts, notes=source.damaged)
+        dx, source = recordings_diagnosis(inputs.recordings, window, events)
     else:
         dx, source = _ftdc_diagnosis(inputs.ftdc, window, events)
     if events is None or read is None:
