@@ -437,16 +437,22 @@ def _stored(text: bytes, how: str) -> bytes:
 
 @pytest.mark.skipif(recording._jsonl is None, reason="compiled scanner not built")
 @settings(max_examples=120, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
-@given(_recording_lines(), st.integers(1, 3000), st.sampled_from(["plain", "gzip", "members", "cut"]), st.booleans())
+@given(
+    _recording_lines(),
+    st.integers(1, 3000),
+    st.sampled_from(["plain", "gzip", "members", "cut"]),
+    st.booleans(),
+    st.integers(1, 700),
+)
 def test_a_recording_read_a_block_of_text_at_a_time_is_the_recording_read_whole(
-    tmp_path: Path, lines: list[str], block: int, how: str, torn: bool
+    tmp_path: Path, lines: list[str], block: int, how: str, torn: bool, chunk: int
 ) -> None:
     # the text is inflated and scanned a block of whole lines at a time (a long recording's
     # text is never held whole): whatever the blocks, gzip members and torn ends, the samples,
     # events, damage and its line numbers are those of the text read at once
     import numpy as np
 
-    from ckptdiag.recording import reader
+    from ckptdiag.recording import gzipped, reader
 
     text = ("\n".join(lines) + "\n" + ('{"type": "sample", "seq"' if torn else "")).encode()
     path = tmp_path / "r.jsonl"
@@ -462,6 +468,7 @@ def test_a_recording_read_a_block_of_text_at_a_time_is_the_recording_read_whole(
             return
         fresh = read_recording(path, columns=True)  # to_frame takes damaged values out in place
         mp.setattr(reader, "TEXT_BLOCK", block)
+        mp.setattr(gzipped, "CHUNK", chunk)  # the file read a few bytes at a time: every seam
         mp.setattr(reader, "text_of", None)  # never the whole text: these streams are not damaged
         blocks = read_recording(path, columns=True)
     same_reading(blocks, whole)

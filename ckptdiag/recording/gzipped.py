@@ -11,10 +11,13 @@ later line is read."""
 
 from __future__ import annotations
 
+import io
+import itertools
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from ckptdiag.guard import inflate
 
@@ -31,18 +34,24 @@ class TextState:
     bad_trailer: bool = False
 
 
-def text_blocks(raw: bytes, size: int, state: TextState) -> Iterator[bytes]:
-    """A recording's text (gzip or plain) in blocks of whole lines of about ``size`` bytes each,
-    the gzip inflated a block at a time: the text :func:`text_of` gives up to its last complete
-    line, never held whole. ``state`` says, once the last block is read, whether the text was
-    cut short and whether a trailer was wrong. Raises :class:`Damaged` (perhaps after some
-    blocks) where only :func:`text_of` can read the stream."""
-    if raw[:2] == b"\x1f\x8b":
-        pieces = _members(raw, size, state)
-    elif raw[:_ZEROED].strip(b"\x00") == b"" and SYNC in raw:
+CHUNK = 32 << 10  # compressed bytes read and inflated at a time (at most ~1,000 times that out)
+
+
+def text_blocks(source: bytes | BinaryIO, size: int, state: TextState) -> Iterator[bytes]:
+    """A recording's text (gzip or plain; its bytes, or a file open on them) in blocks of whole
+    lines of about ``size`` bytes each, read and inflated a piece at a time: the text
+    :func:`text_of` gives up to its last complete line, never held whole, nor the file's bytes.
+    ``state`` says, once the last block is read, whether the text was cut short and whether a
+    trailer was wrong. Raises :class:`Damaged` (perhaps after some blocks) where only
+    :func:`text_of` can read the stream."""
+    read = io.BytesIO(source).read if isinstance(source, bytes) else source.read
+    head = read(_ZEROED)
+    if head[:2] == b"\x1f\x8b":
+        pieces = _members(head, read, state)
+    elif head.strip(b"\x00") == b"":  # a gzip recording whose start was zeroed, or nothing
         raise Damaged
     else:
-        pieces = (raw[at : at + size] for at in range(0, len(raw), size))
+        pieces = itertools.chain([head], iter(lambda: read(size), b""))
     pending = b""
     for piece in pieces:
         pending = pending + piece if pending else piece
@@ -56,29 +65,36 @@ def text_blocks(raw: bytes, size: int, state: TextState) -> Iterator[bytes]:
         state.truncated = True  # a torn final line: the writer stopped mid-line
 
 
-def _members(raw: bytes, size: int, state: TextState) -> Iterator[bytes]:
-    """The text of each gzip member in turn, inflated ``size`` bytes at a time, each trailer
-    checked as :func:`_gzip_member` checks it."""
-    data = raw
-    while data:
+def _members(data: bytes, read: Callable[[int], bytes], state: TextState) -> Iterator[bytes]:
+    """The text of each gzip member in turn (``data``: the bytes read so far, ``read`` the rest),
+    inflated :data:`CHUNK` bytes at a time, each trailer checked as :func:`_gzip_member` checks it."""
+    while data or (data := read(CHUNK)):
         at = _gzip_header_end(data)
+        while at is None and data[:3] == b"\x1f\x8b\x08"[: len(data)] and (more := read(CHUNK)):
+            data += more  # a header longer than what was read (a long name or comment)
+            at = _gzip_header_end(data)
         if at is None:  # not a gzip header: trailing garbage
             state.truncated = True
             return
         inflater = inflate.decompressobj(wbits=-15)
         crc = length = 0
-        tail: bytes | memoryview = memoryview(data)[at:]
+        tail = data[at:]
         while not inflater.eof:
+            if not tail and not (tail := read(CHUNK)):
+                break  # the input ends before the stream does
             try:
-                text = inflater.decompress(tail, size)
+                # all of the input at once: with a limit on the output, the end of the stream
+                # is not always seen until a byte after it is given (and that byte is lost)
+                text = inflater.decompress(tail)
             except inflate.ERRORS:
                 raise Damaged from None
-            tail = inflater.unconsumed_tail
-            if not text and not tail:
-                break  # the input ends before the stream does
-            crc, length = inflate.crc32(text, crc), length + len(text)
-            yield text
+            tail = b""
+            if text:
+                crc, length = inflate.crc32(text, crc), length + len(text)
+                yield text
         rest = inflater.unused_data
+        while inflater.eof and len(rest) < 8 and (more := read(CHUNK)):
+            rest += more
         if not inflater.eof or len(rest) < 8:
             state.truncated = True  # still being written, or the trailer was cut off
             return

@@ -7,6 +7,7 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,19 +133,35 @@ def read_recording(path: Path | str, *, columns: bool = False, keep: Callable[[s
 
 def raw_bytes(path: Path) -> bytes:
     """A recording file's bytes (one-line errors for a file that cannot be read, or is empty)."""
+    with open_recording(path) as f:
+        try:
+            return f.read()
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+
+
+def open_recording(path: Path) -> BufferedReader:
+    """A recording file open for reading (one-line errors for a file that cannot be read, or is
+    empty)."""
     check_readable(path)
     try:
-        raw = path.read_bytes()
+        f = path.open("rb")
+        empty = not f.peek(1)
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions") from None
-    if not raw:
+        raise _unreadable(path, exc) from None
+    if empty:
+        f.close()
         raise InputError(
             f"{path} is empty", "a recording starts with a header line; was it written by 'ckptdiag record'?"
         )
-    return raw
+    return f
 
 
-TEXT_BLOCK = 16 << 20  # text inflated and scanned at a time: a long recording's text is never held whole
+def _unreadable(path: Path, exc: OSError) -> InputError:
+    return InputError(f"cannot read {path}: {exc.strerror}", "check the path and its permissions")
+
+
+TEXT_BLOCK = 8 << 20  # text inflated and scanned at a time (two scanner threads from 8 MB: SCAN_SPLIT)
 
 
 def _read_streamed(path: Path, raw: bytes, keep: Callable[[str], bool] | None) -> Recording:

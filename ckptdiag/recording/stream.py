@@ -60,21 +60,24 @@ class RecordingStream:
         marks = _Marks()
         counts = np.zeros(3, dtype=np.int64)  # values rejected, impossible times, out of order
         try:
-            for text in text_blocks(reader.raw_bytes(self.path), reader.TEXT_BLOCK, state):
-                columns = scan.feed(text, len(text))
-                if scan.scanned is None or columns is None:
-                    continue
-                if scan.scanned.header_damage:
-                    raise Unstreamable
-                self.header = scan.scanned.header
-                marks.events(scan.scanned.events)
-                columns, found = checked(columns)
-                counts += found
-                if len(columns["t"]):
-                    marks.samples(columns)
-                    yield samples_block(columns, marks.valid)
+            with reader.open_recording(self.path) as f:
+                for text in text_blocks(f, reader.TEXT_BLOCK, state):
+                    columns = scan.feed(text, len(text))
+                    if scan.scanned is None or columns is None:
+                        continue
+                    if scan.scanned.header_damage:
+                        raise Unstreamable
+                    self.header = scan.scanned.header
+                    marks.events(scan.scanned.events)
+                    columns, found = checked(columns)
+                    counts += found
+                    if len(columns["t"]):
+                        marks.samples(columns)
+                        yield samples_block(columns, marks.valid)
         except Damaged:
             raise Unstreamable from None
+        except OSError as exc:  # read after it was opened: the whole reading says what
+            raise Unstreamable from exc
         if scan.scanned is None:
             raise Unstreamable  # no line at all: the whole reading names the error
         got = scan.scanned
