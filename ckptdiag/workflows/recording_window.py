@@ -11,6 +11,7 @@ sample far behind it) makes every recording of the report be read whole, as befo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +117,7 @@ class _Joined:
         self.segments = [np.inf, -np.inf]
         self.times = [np.inf, -np.inf]
 
-    def recording(self, blocks: Any) -> Any:
+    def recording(self, blocks: Iterator[SampleBlock]) -> Iterator[SampleBlock]:
         """One recording's blocks, marked as the join marks them."""
         offset, highest, first = self.next_segment, -1.0, True
         for block in blocks:
