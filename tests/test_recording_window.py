@@ -89,3 +89,14 @@ def test_a_recording_the_blocks_cannot_read_as_a_whole_is_read_whole(tmp_path: P
             for _ in RecordingStream(earlier, None).blocks():
                 pass
     assert _report([later, earlier], WHOLE, "either") == _report([later, earlier], WHOLE, "whole")
+
+
+@pytest.mark.parametrize("read", ["blocks", "whole"])
+def test_recordings_that_overlap_in_time_are_a_named_error(tmp_path: Path, read: str) -> None:
+    # joined, time would run back at the seam (it failed deep in the diagnosis before)
+    from ckptdiag.errors import InputError
+
+    later, earlier = _recordings(tmp_path)
+    with pytest.raises(InputError, match=r"the recordings overlap in time: .*later\.jsonl ends at") as caught:
+        _report([later, earlier, later], WHOLE, read)
+    assert "report each recording on its own" in caught.value.hint

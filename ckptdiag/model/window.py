@@ -67,13 +67,13 @@ class TimeWindow:
         of the ``inputs`` ("files", "recordings") held nothing, naming their own range
         (``first_s`` to ``last_s``) where known."""
         known = first_s is not None and last_s is not None
-        held = f": the {inputs} hold {_when(first_s)} to {_when(last_s)}" if known else ""
+        held = f": the {inputs} hold {when(first_s)} to {when(last_s)}" if known else ""
         return error(f"no {what} in the given window{held}", f"give --since/--until inside the {inputs}' times")
 
 
 WHOLE = TimeWindow()  # no --since or --until
 
 
-def _when(t: float | None) -> str:
+def when(t: float | None) -> str:
     """A time for an error line, to the second (UTC)."""
     return dt.datetime.fromtimestamp(t or 0.0, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

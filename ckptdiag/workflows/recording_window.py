@@ -22,6 +22,7 @@ from ckptdiag.model.window import TimeWindow
 
 if TYPE_CHECKING:
     from ckptdiag.analysis.results import Diagnosis
+    from ckptdiag.errors import InputError
     from ckptdiag.model.facts import ServerFacts
     from ckptdiag.model.samples import SampleBlock
     from ckptdiag.recording.stream import RecordingStream
@@ -55,7 +56,7 @@ def _streamed(recordings: tuple[Path, ...], window: TimeWindow, events: Any) -> 
     diagnoser = WindowDiagnoser(ServerFacts())
     joined = _Joined()
     for stream in _in_order(streams):
-        for block in joined.recording(stream.blocks()):
+        for block in joined.recording(stream.blocks(), stream.path):
             if not joined.given:  # the facts: the first recording named's (its header is read)
                 diagnoser.facts = _facts(streams[0], events)
             piece = block if window.whole else block.take(window.keep_s(block.t))
@@ -109,6 +110,7 @@ class _Joined:
     restarts in it, and the times of every sample (for an empty window's error)."""
 
     def __init__(self) -> None:
+        self.path: Path | None = None  # the recording before
         self.next_segment = 0
         self.any_rows = False  # a recording before had samples
         self.given = False  # a piece was given to the diagnosis
@@ -117,10 +119,14 @@ class _Joined:
         self.segments = [np.inf, -np.inf]
         self.times = [np.inf, -np.inf]
 
-    def recording(self, blocks: Iterator[SampleBlock]) -> Iterator[SampleBlock]:
-        """One recording's blocks, marked as the join marks them."""
+    def recording(self, blocks: Iterator[SampleBlock], path: Path) -> Iterator[SampleBlock]:
+        """One recording's blocks, marked as the join marks them (raises :func:`overlap` where it
+        begins before the recordings before it end)."""
         offset, highest, first = self.next_segment, -1.0, True
         for block in blocks:
+            if first and self.any_rows and float(block.t[0]) <= self.times[1]:
+                assert self.path is not None
+                raise overlap(path, float(block.t[0]), self.path, self.times[1])
             segment = block.values("segment") + offset
             gap = block.values("gap_before").copy()
             if first and self.any_rows:
@@ -131,7 +137,7 @@ class _Joined:
             self.times = [min(self.times[0], float(t.min())), max(self.times[1], float(t.max()))]
             yield block.with_columns({"segment": segment, "gap_before": gap})
         if highest >= 0:
-            self.any_rows = True
+            self.any_rows, self.path = True, path
             self.next_segment = int(highest) + 1
 
     def given_piece(self, piece: SampleBlock) -> None:
@@ -164,7 +170,14 @@ def _whole(recordings: tuple[Path, ...], window: TimeWindow, events: Any) -> tup
     recs, skipped = _readable(recordings)
     # as arrays, never as a frame, and only what the derivation reads: a recording's every
     # metric in a DataFrame was the largest thing a long recording's report held
-    samples = join_blocks([r.to_block() for r in recs])
+    blocks = [(r.to_block(), Path(r.path)) for r in recs]
+    end, before = -np.inf, Path()
+    for start, last, path in sorted((float(b.t[0]), float(b.t[-1]), path) for b, path in blocks if len(b)):
+        if start <= end:
+            raise overlap(path, start, before, end)
+        if last > end:
+            end, before = last, path
+    samples = join_blocks([b for b, _ in blocks])
     t = samples.t
     held = (float(t.min()), float(t.max())) if len(samples) else (None, None)
     if not window.whole:
@@ -180,6 +193,17 @@ def _whole(recordings: tuple[Path, ...], window: TimeWindow, events: Any) -> tup
     damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
     source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
     return diagnose(derive_block(samples), facts, gaps=gaps, restarts=restarts, notes=source.damaged), source
+
+
+def overlap(path: Path, start: float, before: Path, end: float) -> InputError:
+    """The error for recordings whose times overlap: joined, time would run back at the seam."""
+    from ckptdiag.errors import InputError
+    from ckptdiag.model.window import when
+
+    return InputError(
+        f"the recordings overlap in time: {path} begins at {when(start)}, before {before} ends at {when(end)}",
+        "report each recording on its own: two recorders of one server, or one recording given twice?",
+    )
 
 
 def _readable(paths: tuple[Path, ...]) -> tuple[list[recording.Recording], list[str]]:
