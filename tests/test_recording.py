@@ -576,7 +576,7 @@ def test_recordings_derived_as_blocks_are_derived_as_frames(tmp_path: Path) -> N
     recs = [read_recording(path, columns=True) for path in (later, earlier)]
     frames = join_frames([r.to_frame() for r in recs])
     again = [read_recording(path, columns=True) for path in (later, earlier)]
-    blocks = join_blocks([r.to_block() for r in again])
+    blocks = join_blocks([(r.to_block(), Path(r.path)) for r in again])
     assert [r.damage() for r in again] == [r.damage() for r in recs]
     assert recs[0].unordered == 1 and recs[0].rejected_values == 1
     pd.testing.assert_frame_equal(derive_block(blocks), derive(frames), check_exact=True)

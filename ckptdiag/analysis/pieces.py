@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ckptdiag.analysis.series import derived_columns
+from ckptdiag.analysis.series import derived_columns, time_index
 from ckptdiag.model.samples import SampleBlock
 
 _EXACT = ("t", "dt")  # kept in float64 when the figures are made small: epoch seconds need it
@@ -89,19 +89,6 @@ def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return stacked
 
 
-def derived_after(last: SampleBlock | None, piece: SampleBlock) -> pd.DataFrame:
-    """``piece``'s figures (float64, indexed by UTC time) derived after the one row ``last`` (the
-    row before it, with its marks: None, the window's first piece), so that the rates across the
-    seam are taken once."""
-    joined = piece if last is None else piece.after(last)
-    skip = 0 if last is None else 1
-    index = pd.DatetimeIndex(pd.to_datetime(joined.t[skip:], unit="s", utc=True), name="time")
-    derived: pd.DataFrame = pd.DataFrame(
-        {name: values[skip:] for name, values in derived_columns(joined).items()}, index=index
-    )
-    return derived
-
-
 def same_row(a: SampleBlock | None, b: SampleBlock | None) -> bool:
     """Whether two :meth:`~SampleBlock.seam` rows are the same sample with the same values."""
     if a is None or b is None:
@@ -119,8 +106,7 @@ def _compact(columns: dict[str, np.ndarray], skip: int) -> pd.DataFrame:
     block = np.empty((len(small), t.size), dtype=np.float32)
     for j, c in enumerate(small):
         block[j] = columns[c][skip:]
-    index = pd.DatetimeIndex(pd.to_datetime(t, unit="s", utc=True), name="time")
-    frame = pd.DataFrame(block.T, columns=small, index=index, copy=False)
+    frame = pd.DataFrame(block.T, columns=small, index=time_index(t), copy=False)
     for c in exact:  # a copy: the samples' arrays are let go of
         frame.insert(list(columns).index(c), c, columns[c][skip:].copy())
     compact: pd.DataFrame = frame

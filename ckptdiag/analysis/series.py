@@ -239,9 +239,14 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
 
 def derive_block(samples: SampleBlock) -> pd.DataFrame:
     """:func:`derive` of samples held as arrays, indexed by their UTC time."""
-    index = pd.DatetimeIndex(pd.to_datetime(samples.t, unit="s", utc=True), name="time")
-    derived: pd.DataFrame = pd.DataFrame(derived_columns(samples), index=index)
+    derived: pd.DataFrame = pd.DataFrame(derived_columns(samples), index=time_index(samples.t))
     return derived
+
+
+def time_index(t: np.ndarray) -> pd.DatetimeIndex:
+    """Epoch seconds as the UTC index every sample frame has (``time``)."""
+    index: pd.DatetimeIndex = pd.DatetimeIndex(pd.to_datetime(t, unit="s", utc=True), name="time")
+    return index
 
 
 def derived_columns(frame: Samples) -> dict[str, np.ndarray]:

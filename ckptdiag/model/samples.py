@@ -10,7 +10,7 @@ serves both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
@@ -133,7 +133,6 @@ class SampleBlock:
         return all(np.array_equal(values, other.columns[name]) for name, values in self.columns.items())
 
     @classmethod
-    def of_frame(cls, frame: pd.DataFrame, names: Iterable[str] | None = None) -> SampleBlock:
-        """A sample frame's columns (or ``names`` of them) as a block."""
-        chosen = [str(c) for c in frame.columns] if names is None else list(names)
-        return cls({name: frame[name].to_numpy(dtype="float64", na_value=np.nan) for name in chosen})
+    def of_frame(cls, frame: pd.DataFrame) -> SampleBlock:
+        """A sample frame's columns as a block."""
+        return cls({str(name): frame[name].to_numpy(dtype="float64", na_value=np.nan) for name in frame.columns})
