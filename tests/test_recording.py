@@ -443,13 +443,23 @@ def _stored(text: bytes, how: str) -> bytes:
     st.sampled_from(["plain", "gzip", "members", "cut"]),
     st.booleans(),
     st.integers(1, 700),
+    st.sampled_from([1 << 20, 48]),
 )
 def test_a_recording_read_a_block_of_text_at_a_time_is_the_recording_read_whole(
-    tmp_path: Path, lines: list[str], block: int, how: str, torn: bool, chunk: int
+    tmp_path: Path, lines: list[str], block: int, how: str, torn: bool, chunk: int, max_line: int
 ) -> None:
     # the text is inflated and scanned a block of whole lines at a time (a long recording's
     # text is never held whole): whatever the blocks, gzip members and torn ends, the samples,
     # events, damage and its line numbers are those of the text read at once
+    # (with lines over a small MAX_LINE too: each is one damaged line, whichever reading)
+    with pytest.MonkeyPatch.context() as bound:
+        from ckptdiag.recording import lines as line_limit
+
+        bound.setattr(line_limit, "MAX_LINE", max_line)
+        _read_in_blocks_and_whole(tmp_path, lines, block, how, torn, chunk)
+
+
+def _read_in_blocks_and_whole(tmp_path: Path, lines: list[str], block: int, how: str, torn: bool, chunk: int) -> None:
     import numpy as np
 
     from ckptdiag.recording import gzipped, reader
@@ -583,3 +593,45 @@ def test_recordings_derived_as_blocks_are_derived_as_frames(tmp_path: Path) -> N
     gaps, segment = frames["gap_before"].to_numpy(), frames["segment"].to_numpy()
     assert blocks.values("gap_before").tolist() == gaps.astype(float).tolist() and gaps.sum() == 2
     assert blocks.values("segment").tolist() == segment.astype(float).tolist() and segment.max() == 2
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.sampled_from([b"ab", b"\n", b"x" * 30, b"yy\nzz", b""]), max_size=40), st.integers(1, 50))
+def test_lines_are_split_into_blocks_as_the_whole_text_is_bounded(parts: list[bytes], size: int) -> None:
+    # however the text arrives (pieces inflated from a stream), the blocks are the whole text
+    # with every line over MAX_LINE replaced, each block but the last ending on a newline
+    from ckptdiag.recording import lines
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lines, "MAX_LINE", 40)
+        blocks = list(lines.line_blocks(parts, size))
+        bounded = lines.bounded(b"".join(parts))
+    assert b"".join(blocks) == bounded
+    assert all(block.endswith(b"\n") for block in blocks[:-1])
+    assert all(len(line) <= 40 for line in bounded.split(b"\n"))
+
+
+def test_a_line_too_long_to_be_the_recorders_costs_one_damaged_line_not_its_size(tmp_path: Path) -> None:
+    # 64 MB of one line gzip to 64 KB: read, it is one damaged line at its number, never held
+    # (the reading's peak stays far below its size), and the samples after it are read
+    import tracemalloc
+
+    from ckptdiag.recording import lines
+
+    good = tmp_path / "r.jsonl"
+    _write(good, 6)
+    text = good.read_bytes().split(b"\n")
+    text.insert(3, b'{"type":"sample","x":"' + b"a" * (64 << 20) + b'"}')
+    path = tmp_path / "r.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\n".join(text), compresslevel=1))
+    del text
+    tracemalloc.start()
+    try:
+        rec = read_recording(path, columns=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20
+    assert (rec.sample_count, rec.damaged_lines, rec.damaged_at) == (6, 1, [4])
+    # the text read whole (a damaged stream's path) counts it the same way
+    assert lines.TOO_LONG in lines.bounded(b"h\n" + b"a" * (lines.MAX_LINE + 1) + b"\nb\n")

@@ -100,3 +100,17 @@ def test_recordings_that_overlap_in_time_are_a_named_error(tmp_path: Path, read:
     with pytest.raises(InputError, match=r"the recordings overlap in time: .*later\.jsonl ends at") as caught:
         _report([later, earlier, later], WHOLE, read)
     assert "report each recording on its own" in caught.value.hint
+
+
+@pytest.mark.parametrize("read", ["blocks", "whole"])
+def test_a_recording_with_no_readable_sample_says_what_was_damaged(tmp_path: Path, read: str) -> None:
+    # not "no samples in the given window" when no window was given: what reading found
+    from ckptdiag.errors import InputError
+    from ckptdiag.recording.lines import MAX_LINE
+
+    later, _ = _recordings(tmp_path)
+    head = later.read_bytes().split(b"\n")[0]
+    lone = tmp_path / "lone.jsonl"
+    lone.write_bytes(head + b"\n" + b"a" * (MAX_LINE + 5) + b"\n")
+    with pytest.raises(InputError, match=r"^no samples in the recordings: .*lone\.jsonl: 1 damaged line .*line 2"):
+        _report([lone], WHOLE, read)

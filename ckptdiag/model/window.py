@@ -9,6 +9,7 @@ range, whatever they are.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,11 +63,16 @@ class TimeWindow:
         first_s: float | None,
         last_s: float | None,
         error: type[InputError] = InputError,
+        damage: Sequence[str] = (),
     ) -> InputError:
         """The error (an ``error``) for a window in which ``what`` ("FTDC samples", "samples")
         of the ``inputs`` ("files", "recordings") held nothing, naming their own range
-        (``first_s`` to ``last_s``) where known."""
+        (``first_s`` to ``last_s``) where known; where they held none at all, the first lines of ``damage``
+        (what reading them found) instead."""
         known = first_s is not None and last_s is not None
+        if not known and self.since_ms is None and self.until_ms is None:  # no window: nothing was read
+            found = ": " + "; ".join(damage[:2]) if damage else ""
+            return error(f"no {what} in the {inputs}{found}", f"were the {inputs} cut short or damaged?")
         held = f": the {inputs} hold {when(first_s)} to {when(last_s)}" if known else ""
         return error(f"no {what} in the given window{held}", f"give --since/--until inside the {inputs}' times")
 

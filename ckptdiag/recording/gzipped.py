@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ckptdiag.guard import inflate
+from ckptdiag.recording.lines import bounded, line_blocks
 
 
 class Damaged(Exception):
@@ -52,17 +53,12 @@ def text_blocks(source: bytes | BinaryIO, size: int, state: TextState) -> Iterat
         raise Damaged
     else:
         pieces = itertools.chain([head], iter(lambda: read(size), b""))
-    pending = b""
-    for piece in pieces:
-        pending = pending + piece if pending else piece
-        if len(pending) >= size and (cut := pending.rfind(b"\n") + 1):
-            yield pending[:cut]
-            pending = pending[cut:]
-    cut = pending.rfind(b"\n") + 1
-    if cut:
-        yield pending[:cut]
-    if pending[cut:].strip():
-        state.truncated = True  # a torn final line: the writer stopped mid-line
+    for block in line_blocks(pieces, size):
+        cut = block.rfind(b"\n") + 1  # only the last block may end in a torn line
+        if cut:
+            yield block if cut == len(block) else block[:cut]
+        if block[cut:].strip():
+            state.truncated = True  # a torn final line: the writer stopped mid-line
 
 
 def _members(data: bytes, read: Callable[[int], bytes], state: TextState) -> Iterator[bytes]:
@@ -129,6 +125,7 @@ def text_of(raw: bytes) -> tuple[bytes, int, bool, bool]:
         text, truncated = _resync(raw, raw.find(SYNC)), True
     else:
         text = raw
+    text = bounded(text)
     end = text.rfind(b"\n") + 1
     if text[end:].strip():
         truncated = True  # a torn final line: the writer stopped mid-line

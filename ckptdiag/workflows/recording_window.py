@@ -67,9 +67,9 @@ def _streamed(recordings: tuple[Path, ...], window: TimeWindow, events: Any) -> 
         if stream.recording is None:
             for _ in stream.blocks():
                 pass
-    if not given.pieces:
-        raise window.empty("samples", "recordings", *joiner.held())
     damage = tuple(line for stream in streams if stream.recording for line in stream.recording.damage())
+    if not given.pieces:
+        raise window.empty("samples", "recordings", *joiner.held(), damage=damage)
     source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
     dx = diagnosis(diagnoser, gaps=given.gaps, restarts=given.restarts(), notes=source.damaged)
     return dx, source
@@ -145,18 +145,18 @@ def _whole(recordings: tuple[Path, ...], window: TimeWindow, events: Any) -> tup
     # metric in a DataFrame was the largest thing a long recording's report held
     samples = join_blocks([(r.to_block(), Path(r.path)) for r in recs])
     t = samples.t
-    held = (float(t.min()), float(t.max())) if len(samples) else (None, None)
+    first, last = (float(t.min()), float(t.max())) if len(samples) else (None, None)
     if not window.whole:
         samples = samples.take(window.keep_s(t))
+    damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
     if not len(samples):
-        raise window.empty("samples", "recordings", *held)
+        raise window.empty("samples", "recordings", first, last, damage=damage)
     facts = from_header(recs[0].header)
     if events is not None:
         facts = mongod_logs.with_open_config(facts, events)
     gaps = int(np.count_nonzero(samples.values("gap_before")[1:]))
     segment = samples.values("segment")
     restarts = int(segment.max() - segment.min())
-    damage = tuple(skipped) + tuple(line for r in recs for line in r.damage())
     source = ReportSource("recording", ", ".join(map(str, recordings)), damage)
     return diagnose(derive_block(samples), facts, gaps=gaps, restarts=restarts, notes=source.damaged), source
 
