@@ -108,6 +108,37 @@ def test_a_window_is_cut_only_where_no_checkpoint_runs(ten_days: Path, monkeypat
     _same(short, _in_pieces(whole.derived, ServerFacts(version="7.0.0"), 4321))
 
 
+def test_each_day_ends_at_its_own_mark_whatever_the_blocks_before_it(
+    ten_days: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block ends at the first quiet sample from each whole day after the window's first sample
+    (its mark), not a day after the block before ended: blocks cut early (``BLOCK_ROWS``) leave
+    every day's end where it was, so a day can be judged knowing only its own rows."""
+    whole = derive_ftdc([ten_days], WHOLE, jobs=1)
+    assert whole.derived is not None
+    t = whole.derived["t"].to_numpy()
+
+    def ends(rows: int) -> list[float]:
+        judged: list[float] = []
+        real = WindowDiagnoser._judge
+
+        def judge(self: WindowDiagnoser, d: pd.DataFrame, first: int, last: int, final: bool) -> None:
+            judged.append(float(d["t"].iloc[last]))
+            real(self, d, first, last, final)
+
+        with monkeypatch.context() as mp:
+            mp.setattr(window_module, "BLOCK_ROWS", rows)
+            mp.setattr(WindowDiagnoser, "_judge", judge)
+            _in_pieces(whole.derived, ServerFacts(version="7.0.0"), 5000)
+        return judged
+
+    days = ends(1 << 18)
+    marks = [float(t[0]) + k * DAY for k in range(1, 10)]
+    assert len(days) == 10 and all(0 <= end - mark < 60 for end, mark in zip(days, marks, strict=False))
+    early = ends(3000)  # ~8 h of 10 s samples: two cuts more in every day
+    assert len(early) > 20 and set(days) <= set(early)
+
+
 SHARED_FTDC = sorted(
     p for p in (SHARED_DATA / "ftdc").rglob("*metrics.*") if p.is_file() and p.stat().st_size > 1_000_000
 )[:6]

@@ -2,12 +2,14 @@
 
 The derived samples come in time order (a file's pieces, one file after another) and are held
 only until the block they belong to is judged: a block is a day of samples (or ``BLOCK_ROWS``),
-cut at a *quiet* sample, one at which the server's running flag says no checkpoint runs, so that
-no checkpoint spans two blocks and the checkpoint counters read the same from there as from the
-window's start. Each block is judged with the context around it (``LOOKBACK_S`` before, for the
-baselines of its first checkpoints; ``LOOKAHEAD_S`` after, for the recovery of its last), and only
-what the report shows is kept: the episodes, the other stalls, running tallies (eviction,
-evidence, spacings, the timeline's buckets) and the distributions of the baseline's figures.
+cut at the first *quiet* sample from each whole day after the window's first sample (its day
+mark, never shifted by where the block before ended). A quiet sample is one at which the server's
+running flag says no checkpoint runs, so that no checkpoint spans two blocks and the checkpoint
+counters read the same from there as from the window's start. Each block is judged with the
+context around it (``LOOKBACK_S`` before, for the baselines of its first checkpoints;
+``LOOKAHEAD_S`` after, for the recovery of its last), and only what the report shows is kept:
+the episodes, the other stalls, running tallies (eviction, evidence, spacings, the timeline's
+buckets) and the distributions of the baseline's figures.
 
 A window of one block (a day or less) is judged exactly as a whole frame always was. In a longer
 one, each block is one day of it: a checkpoint without enough baseline samples around it, and a
@@ -18,6 +20,7 @@ disk is the one that wrote the most in the first day (or the recorder's mapping)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,7 +71,8 @@ class WindowDiagnoser:
         self._rows = 0  # rows held
         self._offset = 0  # the window's row number of the first row held
         self._first = 0  # the row held that begins the block being filled
-        self._block_t0: float | None = None
+        self._origin: float | None = None  # the window's first sample: the day marks count from it
+        self._mark = 0.0  # the day mark the block being filled ends at (its first quiet row from there)
         self._judged = False  # a block was judged (the next begins after a quiet row)
         self.cache_bytes: float | None = None  # the largest cache size the server reported
         self.disk: str | None = None
@@ -100,21 +104,21 @@ class WindowDiagnoser:
         self._parts.append(part)
         self._marks.append(_Marks.of(part))
         self._rows += len(part)
-        if self._block_t0 is None:
-            self._block_t0 = float(part["t"].iloc[0])
+        if self._origin is None:
+            self._origin = float(part["t"].iloc[0])
+            self._mark = self._origin + BLOCK_S
         last = float(part["t"].iloc[-1])
-        if last >= self._block_t0 + BLOCK_S + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS:
+        if last >= self._mark + LOOKAHEAD_S or self._rows - self._first >= BLOCK_ROWS:
             self._cut()
 
     def _cut_row(self) -> int | None:
         """Where the block being filled can end: the first quiet row held (see :class:`_Marks`)
-        from its day's end (or its ``BLOCK_ROWS``th row) on, with ``LOOKAHEAD_S`` of rows after
+        from its day mark (or its ``BLOCK_ROWS``th row) on, with ``LOOKAHEAD_S`` of rows after
         it; None: none yet (never, for a source with counters but no running flag: it is judged
         whole). Read from the parts' times alone: the rows are joined only to cut them (joining a
         growing window at every part would be quadratic)."""
-        assert self._block_t0 is not None
         t = np.concatenate([m.t for m in self._marks])
-        at = min(max(int(np.searchsorted(t, self._block_t0 + BLOCK_S)), self._first + 1), self._first + BLOCK_ROWS)
+        at = min(max(int(np.searchsorted(t, self._mark)), self._first + 1), self._first + BLOCK_ROWS)
         if at >= t.size:
             return None
         counted = any(m.counted for m in self._marks)
@@ -141,7 +145,17 @@ class WindowDiagnoser:
             self._rows = len(d) - keep
             self._offset += keep
             self._first = cut + 1 - keep
-            self._block_t0 = float(t[cut + 1])  # the lookahead holds rows after the cut
+            self._mark = self._next_mark(float(t[cut]))
+
+    def _next_mark(self, cut: float) -> float:
+        """The day mark the next block ends at, given the time of the row this one ended at: the
+        same mark (a block cut at ``BLOCK_ROWS`` before it), or the first after that row. Marks are
+        whole days from the window's first sample, whatever the blocks before did: where a day's
+        block ends depends only on that day's rows, so any day can be judged without the others."""
+        assert self._origin is not None
+        if cut < self._mark:
+            return self._mark
+        return self._origin + (math.floor((cut - self._origin) / BLOCK_S) + 1) * BLOCK_S
 
     def _judge(self, d: pd.DataFrame, first: int, last: int, final: bool) -> None:
         """The block of rows ``first`` to ``last`` of ``d`` (the rows held; the others are context)."""
