@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ckptdiag.analysis.pieces import PieceChain, same_row
-from ckptdiag.forking import may_fork
+from ckptdiag.forking import Handed, Slots, may_fork
 from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_block
@@ -36,6 +36,10 @@ from ckptdiag.workflows.workers import workers_for
 Task = tuple[Path, bool, Path | None, TimeWindow]  # a file, whether in a directory, the file before, the window
 ROWS_PER_PIECE = 16_384  # FTDC is derived a piece at a time: 16k rows bound a worker's memory (and fit its caches)
 PARALLEL_BYTES = 8 << 20  # less FTDC than this decodes faster than worker processes start
+# a file's derived figures handed back through shared memory up to this size (a 10 MB file of
+# ~130,000 samples derives to ~25 MB; more goes back through the pool's pipe): address space
+# only, pages are taken as a result is written
+SLOT_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -157,13 +161,16 @@ def derive_file(
 # -- workers --------------------------------------------------------------------------------
 
 _CACHE: dict[str, Any] = {}  # a worker's chunk shapes, kept across the files it is given
+_SLOTS: Slots | None = None  # set in the parent before the workers are forked: they inherit it
 
 
-def _worker_file(task: Task) -> FileWindow:
-    """In a worker: one file, joined to the row the file before it ends on."""
+def _worker_file(task: Task, k: int) -> Handed:
+    """In a worker: one file, joined to the row the file before it ends on, handed back in
+    slot ``k``."""
     file, in_dir, before, window = task
     seam = None if before is None else last_row(before, window, _CACHE)
-    return derive_file(file, in_dir, window, seam, _CACHE)
+    assert _SLOTS is not None
+    return _SLOTS.put(k, derive_file(file, in_dir, window, seam, _CACHE))
 
 
 def _latest_before(files: list[Path]) -> list[Path | None]:
@@ -195,19 +202,26 @@ def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -
 
     before = _latest_before([file for file, _ in files])
     tasks = [(file, in_dir, before[k], window) for k, (file, in_dir) in enumerate(files)]
+    global _SLOTS
     sys.stdout.flush()  # a forked worker must not write the parent's buffered output again
     context = multiprocessing.get_context("fork")
+    # a slot for each task not yet taken (at most ``jobs`` + 1: see below)
+    _SLOTS = slots = Slots(jobs + 1, SLOT_BYTES)
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)
     try:
         # a file a task (a worker holds a task's results until all are done: two files a task
         # cost 30 MB more a worker, and time), and only one task ahead of the workers: results
-        # the parent has not taken yet are held in its memory
-        ahead: deque[Future[FileWindow]] = deque()
-        for task in tasks:
-            ahead.append(pool.submit(_worker_file, task))
+        # the parent has not taken yet are held in memory
+        ahead: deque[tuple[int, Future[Handed]]] = deque()
+        for k, task in enumerate(tasks):
+            ahead.append((k, pool.submit(_worker_file, task, k)))
             if len(ahead) > jobs:
-                yield ahead.popleft().result()
+                taken, future = ahead.popleft()
+                yield slots.take(taken, future.result())  # copied out before task k + 1 is given its slot
         while ahead:
-            yield ahead.popleft().result()
+            taken, future = ahead.popleft()
+            yield slots.take(taken, future.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        _SLOTS = None
+        slots.close()
