@@ -169,3 +169,56 @@ def test_output_buffered_before_the_fork_is_written_once() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout == "once;7\n"
+
+
+_SLOTS: forking.Slots | None = None  # inherited by the pool's worker, as the FTDC workers inherit theirs
+
+
+def _put(k: int, value: object) -> forking.Handed:
+    assert _SLOTS is not None
+    return _SLOTS.put(k, value)
+
+
+def test_results_handed_back_through_shared_slots_are_whole_and_the_slot_free_again() -> None:
+    # a worker forked after the slots were made writes a result's arrays into its slot; the
+    # parent gets the same value (a frame too), its data its own: the slot may be written again
+    import multiprocessing
+
+    import numpy as np
+    import pandas as pd
+
+    global _SLOTS
+    _SLOTS = slots = forking.Slots(2, 1 << 20)
+    frame = pd.DataFrame({"a": np.arange(1000, dtype=np.float32), "t": np.linspace(0, 1, 1000)})
+    values = [{"frame": frame, "k": k, "arrays": [np.full(5000, k, dtype=np.int64)]} for k in range(5)]
+    context = multiprocessing.get_context("fork")
+    try:
+        with context.Pool(1) as pool:
+            for k, value in enumerate(values):
+                handed = pool.apply(_put, (k, value))
+                assert len(handed.sizes) >= 2 and len(handed.head) < 4096  # the data went by the slot
+                got = slots.take(k, handed)
+                pd.testing.assert_frame_equal(got["frame"], frame)
+                assert got["k"] == k and np.array_equal(got["arrays"][0], values[k]["arrays"][0])
+                got["arrays"][0][:] = -1  # writable, and its own memory
+            # more than a slot holds goes whole in the pickle
+            big = {"x": np.zeros(1 << 18)}
+            handed = pool.apply(_put, (0, big))
+            assert handed.sizes == () and np.array_equal(slots.take(0, handed)["x"], big["x"])
+    finally:
+        _SLOTS = None
+        slots.close()
+
+
+def test_no_shared_memory_to_be_had_hands_results_back_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mmap
+
+    import numpy as np
+
+    def refused(*args: object) -> None:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    slots = forking.Slots(2, 1 << 20)
+    handed = slots.put(1, {"x": np.arange(10)})
+    assert handed.sizes == () and np.array_equal(slots.take(1, handed)["x"], np.arange(10))

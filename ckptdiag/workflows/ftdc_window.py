@@ -78,15 +78,21 @@ def derive_ftdc(
     sink: Sink | None = None,
 ) -> DerivedWindow:
     """FTDC files or directories derived into one window, a file at a time, in worker processes
-    where there are cores, memory and enough FTDC for them (``jobs`` overrides the choice; 1:
-    none). With a ``sink``, each derived part goes to it in time order, with what the files read
+    where there are cores, memory and enough FTDC for them (``jobs`` overrides the choice: that
+    many workers; 1: none). With a ``sink``, each derived part goes to it in time order, with what the files read
     so far said (their metadata), and is not kept: the window is never held whole. Raises what
     reading the files in one process raises."""
     files = ftdc_files(paths)
-    if jobs is None:
-        size = sum(file.stat().st_size for file, _ in files)
-        jobs = workers_for(len(files)) if size >= PARALLEL_BYTES and may_fork() else 1
-    windows = _in_workers(files, window, jobs) if jobs > 1 and len(files) > 1 else None
+    if jobs is not None:
+        workers = jobs if jobs > 1 else 0
+    elif sum(file.stat().st_size for file, _ in files) >= PARALLEL_BYTES and may_fork():
+        # this process judges what the workers derive: it keeps a core of its own (on two
+        # cores, one worker is as fast as two, which took the parent's core half the time,
+        # and ~45 MB less)
+        workers = workers_for(len(files) + 1) - 1
+    else:
+        workers = 0
+    windows = _in_workers(files, window, workers) if workers and len(files) > 1 else None
     return _joined(files, window, windows, sink)
 
 
@@ -196,6 +202,9 @@ def _quiet() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+AHEAD = 2  # files derived beyond one a worker: a day is ~2 files, judged at once while workers go on
+
+
 def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -> Iterator[FileWindow]:
     """Every file's window from ``jobs`` forked workers, in file order."""
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -205,19 +214,21 @@ def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -
     global _SLOTS
     sys.stdout.flush()  # a forked worker must not write the parent's buffered output again
     context = multiprocessing.get_context("fork")
-    # a slot for each task not yet taken (at most ``jobs`` + 1: see below)
-    _SLOTS = slots = Slots(jobs + 1, SLOT_BYTES)
+    # at most ``jobs`` + AHEAD tasks not yet taken, each with a slot: task k + 1 is given the
+    # slot of task k - jobs - AHEAD, taken (copied out) before it is submitted
+    limit = jobs + AHEAD
+    _SLOTS = slots = Slots(limit + 1, SLOT_BYTES)
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)
     try:
         # a file a task (a worker holds a task's results until all are done: two files a task
-        # cost 30 MB more a worker, and time), and only one task ahead of the workers: results
-        # the parent has not taken yet are held in memory
+        # cost 30 MB more a worker, and time), and only AHEAD results beyond the workers' own:
+        # results not taken yet are held in memory
         ahead: deque[tuple[int, Future[Handed]]] = deque()
         for k, task in enumerate(tasks):
             ahead.append((k, pool.submit(_worker_file, task, k)))
-            if len(ahead) > jobs:
+            if len(ahead) > limit:
                 taken, future = ahead.popleft()
-                yield slots.take(taken, future.result())  # copied out before task k + 1 is given its slot
+                yield slots.take(taken, future.result())
         while ahead:
             taken, future = ahead.popleft()
             yield slots.take(taken, future.result())
