@@ -175,3 +175,49 @@ def test_report_with_workers_is_byte_for_byte_one_processs(tmp_path: Path) -> No
         doc.pop("generated")
         texts[jobs] = json.dumps(doc, sort_keys=True)
     assert texts["1"] == texts["2"]
+
+
+@pytest.mark.parametrize("directory", shared_directories()[:4], ids=lambda d: d.name[:30])
+def test_only_the_metrics_the_derivation_reads_are_decoded_and_the_figures_are_the_same(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a report decodes ~70 % of the metrics a chunk holds (those the derivation reads, and the
+    # uptime that marks restarts): the same derived figures as decoding every catalogue metric
+    from ckptdiag.analysis import series
+    from ckptdiag.sources.ftdc import frames
+
+    kept = frames._wanted(series.reads)
+    every = frames._wanted(None)
+    paths = sorted(directory.glob("*metrics.*"))
+    assert sum(map(kept, _paths_of(paths[0]))) < sum(map(every, _paths_of(paths[0])))
+    few = derive_ftdc(paths, WHOLE, jobs=1)
+    monkeypatch.setattr(ftdc_window, "reads", None)  # every catalogue metric
+    assert_same(derive_ftdc(paths, WHOLE, jobs=1), few)
+
+
+def _paths_of(file: Path) -> list[str]:
+    """The metric paths of a file's first metric chunk."""
+    from ckptdiag.sources.ftdc.files import FileReport, read_selected
+    from ckptdiag.sources.ftdc.reference import Selection
+
+    for item in read_selected(file, False, FileReport(str(file)), None, {}, WHOLE):
+        selection = getattr(item, "selection", None)
+        if isinstance(selection, Selection):
+            return list(selection.paths)
+    return []
+
+
+def test_a_restart_is_found_with_only_the_derivations_metrics_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the uptime is no figure the derivation reads, but marking restarts does: it is decoded
+    d = tmp_path / "diagnostic.data"
+    d.mkdir()
+    first = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)])
+    again = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)], t0=first.t0 + 1001, uptime0_ms=1000)
+    write_ftdc(d / "metrics.2026-01-01T00-00-00Z-00000", first, [float(t) for t in range(1000)])
+    write_ftdc(d / "metrics.2026-01-01T00-30-00Z-00000", again, [float(t) for t in range(1000)])
+    few = both([d])
+    assert few.restarts == 1
+    monkeypatch.setattr(ftdc_window, "reads", None)  # every catalogue metric
+    assert_same(derive_ftdc([d], WHOLE, jobs=1), few)

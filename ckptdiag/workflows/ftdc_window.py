@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ckptdiag.analysis.pieces import PieceChain, same_row
+from ckptdiag.analysis.series import reads
 from ckptdiag.forking import Handed, Slots, may_fork
 from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.window import TimeWindow
@@ -154,7 +155,7 @@ def derive_file(
     latest: float | None = None
     produced = False
     try:
-        for piece in file_pieces(file, in_dir, window, ROWS_PER_PIECE, data, cache):
+        for piece in file_pieces(file, in_dir, window, ROWS_PER_PIECE, data, cache, reads):
             produced = True
             top = float(piece.t[-1])
             latest = top if latest is None else max(latest, top)
@@ -174,7 +175,7 @@ def _worker_file(task: Task, k: int) -> Handed:
     """In a worker: one file, joined to the row the file before it ends on, handed back in
     slot ``k``."""
     file, in_dir, before, window = task
-    seam = None if before is None else last_row(before, window, _CACHE)
+    seam = None if before is None else last_row(before, window, _CACHE, reads)
     assert _SLOTS is not None
     return _SLOTS.put(k, derive_file(file, in_dir, window, seam, _CACHE))
 

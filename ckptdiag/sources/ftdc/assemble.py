@@ -154,6 +154,9 @@ def mark_continuity(frame: Any) -> Any:
     return frame
 
 
+MARK_READS = ("uptime_ms",)  # the metrics marking reads (a restart: uptime went back)
+
+
 def mark_block(block: SampleBlock) -> SampleBlock:
     """The marks :func:`mark_continuity` gives a frame (``seq``, ``segment``, ``gap_before``, as
     float64), given to a block; its times are its index."""

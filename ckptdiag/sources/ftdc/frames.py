@@ -18,7 +18,7 @@ from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
 from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.window import WHOLE, TimeWindow
-from ckptdiag.sources.ftdc.assemble import Piece, block_of, frame_of, mark_continuity
+from ckptdiag.sources.ftdc.assemble import MARK_READS, Piece, block_of, frame_of, mark_continuity
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
 from ckptdiag.sources.ftdc.reference import Selection
 
@@ -34,11 +34,15 @@ class FtdcData:
 
 
 @functools.cache
-def _wanted() -> Callable[[str], bool]:
+def _wanted(keep: Callable[[str], bool] | None = None) -> Callable[[str], bool]:
     """Whether an FTDC path is read: every catalogue source (serverStatus paths, prefixed
-    'serverStatus.'), the disks, the host's CPU, replication members. One predicate for every
-    file: a chunk shape remembers what it kept for it (:meth:`Schema.select`)."""
-    wanted = frozenset("serverStatus." + ".".join(path) for path in catalogue.metric_paths())
+    'serverStatus.') of the metrics ``keep`` names (all for None; and those marking a block
+    reads, :data:`~.assemble.MARK_READS`), the disks, the host's CPU, replication members. One
+    predicate for every file: a chunk shape remembers what it kept for it (:meth:`Schema.select`).
+    Every source of a metric kept is read, so the same one wins as when all are."""
+    metrics = [m for m in catalogue.METRICS if keep is None or keep(m.name) or m.name in MARK_READS]
+    fields = (f for m in metrics for source in m.sources for f in catalogue.source_fields(source))
+    wanted = frozenset("serverStatus." + ".".join(f.path) for f in fields)
     return lambda path: _is_wanted(path, wanted)
 
 
@@ -166,7 +170,7 @@ def read_ftdc(paths: Iterable[Path], window: TimeWindow = WHOLE) -> FtdcData:
     """
     data = FtdcData(None, [], [])
     cache: dict[str, Any] = {}  # every file's chunk shapes: a directory's files share them
-    pieces = [p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, window, data, cache)]
+    pieces = [p for file, in_dir in ftdc_files(paths) for p in _windows(file, in_dir, window, data, cache, None)]
     check_read(data, bool(pieces))
     data.frame = mark_continuity(frame_of(pieces))
     return data
@@ -179,17 +183,19 @@ def file_pieces(
     rows: int,
     into: FtdcData,
     cache: dict[str, Any],
+    keep: Callable[[str], bool] | None = None,
 ) -> Iterator[SampleBlock]:
     """One metrics file's samples in blocks of about ``rows`` rows, in file order: memory stays
     bounded by one piece, and a piece never spans two files (a file's pieces are the same
     whether it is read alone or after others). Metadata documents and the file's report are
-    collected in ``into``. Each piece is ordered by time, not marked for continuity: its caller
-    marks it once joined to the row before it (:func:`~.assemble.mark_block`)."""
+    collected in ``into``; only the metrics ``keep`` names are decoded (all for None). Each
+    piece is ordered by time, not marked for continuity: its caller marks it once joined to the
+    row before it (:func:`~.assemble.mark_block`)."""
     # Chunks are gathered as 2-D blocks and assembled once per piece: a DataFrame per chunk
     # cost a third of the decoding time, and a dict of columns per chunk another sixth.
     pieces: list[Piece] = []
     kept = 0
-    for piece in _windows(file, in_dir, window, into, cache):
+    for piece in _windows(file, in_dir, window, into, cache, keep):
         pieces.append(piece)
         kept += piece[2].size
         if kept >= rows:
@@ -205,12 +211,13 @@ def _windows(
     window: TimeWindow,
     into: FtdcData,
     cache: dict[str, Any],
+    keep: Callable[[str], bool] | None,
 ) -> Iterator[Piece]:
     """A file's mongod chunks inside the window, as :func:`_in_window` gives them; its metadata
     and report go to ``into``."""
     report = FileReport(str(file))
     into.reports.append(report)
-    for item in read_selected(file, in_dir, report, _wanted(), cache, window):
+    for item in read_selected(file, in_dir, report, _wanted(keep), cache, window):
         if isinstance(item, Metadata):
             into.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
             continue
@@ -222,12 +229,14 @@ def _windows(
             yield piece
 
 
-def last_row(file: Path, window: TimeWindow, cache: dict[str, Any]) -> SampleBlock | None:
+def last_row(
+    file: Path, window: TimeWindow, cache: dict[str, Any], keep: Callable[[str], bool] | None = None
+) -> SampleBlock | None:
     """The sample a metrics file ends on inside the window (its last mongod chunk's latest), as
     a chain of pieces holds it (:meth:`SampleBlock.seam`), or None when its end has none (or
-    does not decode)."""
+    does not decode); only the metrics ``keep`` names (all for None)."""
     scratch = FileReport(str(file))
-    for chunk in last_chunks(file, _wanted(), cache):
+    for chunk in last_chunks(file, _wanted(keep), cache):
         if not layout_of(chunk.selection).mongod:
             continue
         piece = _in_window(chunk, window, scratch)
