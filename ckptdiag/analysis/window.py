@@ -20,8 +20,10 @@ disk is the one that wrote the most in the first day (or the recorder's mapping)
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +60,21 @@ BLOCK_ROWS = 1 << 18  # or this many (samples 0.1 s apart)
 # window around it (clear of the one after it); a margin for the samples' own spacing
 LOOKBACK_S = BASELINE_WINDOW_S + BASELINE_CLEAR_AFTER_S + LOAD_BEFORE_S + 30.0
 LOOKAHEAD_S = BASELINE_WINDOW_S + BASELINE_CLEAR_BEFORE_S + IMPACT_GRACE_S + RECOVERY_WINDOW_S + 30.0
+
+
+@contextmanager
+def full_collections_deferred() -> Iterator[None]:
+    """Python's full (oldest-generation) collections put off while a window is judged. The judged
+    episodes pile up as long-lived objects (two for each of 68,000 checkpoints in 47 days),
+    which each full collection walks again: seven of them cost a 47-day report 0.4 s of CPU,
+    though judging leaves no reference cycle to collect (measured: none found after 47 days).
+    Young objects are still collected as usual."""
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(young, middle, 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, old)
 
 
 class WindowDiagnoser:

@@ -83,6 +83,7 @@ def diagnose_window(paths: tuple[Path, ...], window: TimeWindow = WHOLE) -> Repo
 def _diagnose(inputs: Inputs, window: TimeWindow) -> Report:
     """:func:`diagnose_window` of inputs already told apart (recordings, FTDC, logs)."""
     from ckptdiag.advice.rules import recommend
+    from ckptdiag.analysis.window import full_collections_deferred
     from ckptdiag.errors import UsageError
     from ckptdiag.report.document import Report
     from ckptdiag.workflows import logs as mongod_logs
@@ -91,10 +92,11 @@ def _diagnose(inputs: Inputs, window: TimeWindow) -> Report:
     if inputs.recordings and inputs.ftdc:
         raise UsageError("mixing recordings and FTDC files in one report", "report them one kind at a time")
     events, read = mongod_logs.read_logs(inputs.logs, window) if inputs.logs else (None, None)
-    if inputs.recordings:
-        dx, source = recordings_diagnosis(inputs.recordings, window, events)
-    else:
-        dx, source = _ftdc_diagnosis(inputs.ftdc, window, events)
+    with full_collections_deferred():
+        if inputs.recordings:
+            dx, source = recordings_diagnosis(inputs.recordings, window, events)
+        else:
+            dx, source = _ftdc_diagnosis(inputs.ftdc, window, events)
     if events is None or read is None:
         return Report(dx, source, recommend(dx))
     dx, section = mongod_logs.with_log(dx, events, read)
@@ -106,6 +108,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     return the exit status its verdict maps to under ``--fail-on``."""
     import tempfile
 
+    from ckptdiag.analysis.window import full_collections_deferred
     from ckptdiag.recording.inputs import Inputs
     from ckptdiag.workflows.members import group_members
 
@@ -122,8 +125,9 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             return _run_log_only(request, inputs.logs, warn)
         report = _diagnose(inputs, request.window)
     _warn_damage(report, warn)
-    for out in request.outputs:
-        write_report(report, out.fmt, out.path, protect=request.paths, top=request.top)
+    with full_collections_deferred():  # the episodes are still there, long-lived, to be written
+        for out in request.outputs:
+            write_report(report, out.fmt, out.path, protect=request.paths, top=request.top)
     return exit_status(report.dx.severity, request.fail_on)
 
 
