@@ -128,7 +128,8 @@ def directory_benchmark(largest: list[Path], dir_mb: int, consecutive: bool) -> 
             "ftdc_directory_report",
             {
                 "directory": "consecutive" if consecutive else "overlapping copies",
-                "jobs": jobs if jobs == "1" else f"{workers_for(n)} (default)",
+                # by default the parent judges on a core of its own, workers derive on the others
+                "jobs": jobs if jobs == "1" else f"{workers_for(n + 1)} processes (default)",
                 "mb": round(total / 1e6, 1),
                 "files": n,
                 "seconds": best["seconds"],
