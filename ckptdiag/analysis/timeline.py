@@ -34,13 +34,16 @@ class TimelineTally:
 
     def add(self, d: pd.DataFrame, disk: str | None, own: slice) -> None:
         """The ``own`` rows of a derived frame."""
-        part = d.iloc[own]
-        t = part["t"].to_numpy(dtype="float64")
+
+        def col(name: str) -> np.ndarray:  # the column's own rows (not d.iloc: a frame made each block)
+            return d[name].to_numpy(dtype="float64")[own]
+
+        t = col("t")
         if not t.size:
             return
         self.samples += t.size
-        ops = part["ops_s"].to_numpy(dtype="float64")
-        dt = part["dt"].to_numpy(dtype="float64") if "dt" in part else np.full(t.size, np.nan)
+        ops = col("ops_s")
+        dt = col("dt") if "dt" in d else np.full(t.size, np.nan)
         weight = np.where(np.isfinite(ops) & np.isfinite(dt) & (dt > 0), dt, 0.0)
         nan = np.full(t.size, np.nan)
         disk_column = f"disk.{disk}.wmb_s"
@@ -49,10 +52,10 @@ class TimelineTally:
             "ops_s_max": ops,
             "ops_done": np.where(weight > 0, ops, 0.0) * weight,
             "ops_time": weight,
-            "dirty_pct": part["dirty_pct"].to_numpy(dtype="float64"),
-            "disk_mb_s": part[disk_column].to_numpy(dtype="float64") if disk and disk_column in part else nan,
-            "write_lat_ms": part["write_lat_ms"].to_numpy(dtype="float64"),
-            "wc_wait_ms": part["wc_wait_ms"].to_numpy(dtype="float64") if "wc_wait_ms" in part else nan,
+            "dirty_pct": col("dirty_pct"),
+            "disk_mb_s": col(disk_column) if disk and disk_column in d else nan,
+            "write_lat_ms": col("write_lat_ms"),
+            "wc_wait_ms": col("wc_wait_ms") if "wc_wait_ms" in d else nan,
         }
         if self.base is None:
             self.base = int(np.floor(t[0] / 2.0**self.k))

@@ -185,7 +185,7 @@ class WindowDiagnoser:
             self.cache_bytes = peak if self.cache_bytes is None else max(self.cache_bytes, peak)
         settings = engine_config.resolve(self.facts, self.cache_bytes)
         if not self._judged:  # the data disk, once: from the window's first block
-            self.disk = pick_disk(frame.iloc[own], self.facts.devices)
+            self.disk = pick_disk(frame, self.facts.devices, own)
         cols = Columns.of(frame, self.disk)
         found, at = self._episodes(frame, first)
         mine = [e for e in found if first <= e.rows[0] + at <= last or (final and e.rows[0] + at >= first)]
@@ -255,7 +255,7 @@ class WindowDiagnoser:
             known = role[np.isfinite(role)]
             self.secondary += (float(known.sum()), float(known.size))
         self.timeline.add(frame, self.disk, own)
-        for dev, written in disk_writes(frame.iloc[own]).items():
+        for dev, written in disk_writes(frame, own).items():
             self.disk_written[dev] = self.disk_written.get(dev, 0.0) + written
         self.peak.block(cols.disk_wmb_s, cols.dt, own)
 
@@ -302,20 +302,20 @@ class _Marks:
         return cls(t, t[(flag == 0) & np.isfinite(starts)], counted)
 
 
-def disk_writes(d: pd.DataFrame) -> dict[str, float]:
-    """The MB each disk of the frame wrote."""
-    dt = d["dt"].to_numpy(dtype="float64")
+def disk_writes(d: pd.DataFrame, rows: slice = slice(None)) -> dict[str, float]:
+    """The MB each disk of the frame wrote in its ``rows``."""
+    dt = d["dt"].to_numpy(dtype="float64")[rows]
     return {
-        c[len("disk.") : -len(".wmb_s")]: float(np.nansum(d[c].to_numpy(dtype="float64") * dt))
+        c[len("disk.") : -len(".wmb_s")]: float(np.nansum(d[c].to_numpy(dtype="float64")[rows] * dt))
         for c in d.columns
         if c.startswith("disk.") and c.endswith(".wmb_s")
     }
 
 
-def pick_disk(d: pd.DataFrame, devices: Sequence[str]) -> str | None:
+def pick_disk(d: pd.DataFrame, devices: Sequence[str], rows: slice = slice(None)) -> str | None:
     """The data disk: the recorder's own mapping of dbPath to disks, else the disk that wrote the
-    most (FTDC keeps every physical disk of the host)."""
-    written = disk_writes(d)
+    most in the frame's ``rows`` (FTDC keeps every physical disk of the host)."""
+    written = disk_writes(d, rows)
     for dev in devices:
         if dev in written:
             return dev
