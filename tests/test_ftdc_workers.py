@@ -221,3 +221,22 @@ def test_a_restart_is_found_with_only_the_derivations_metrics_decoded(
     assert few.restarts == 1
     monkeypatch.setattr(ftdc_window, "reads", None)  # every catalogue metric
     assert_same(derive_ftdc([d], WHOLE, jobs=1), few)
+
+
+def _dies_on_the_third_file(task: ftdc_window.Task, k: int) -> object:
+    if k == 2:
+        os._exit(9)  # as the OOM killer leaves a worker: no result, no word
+    return _REAL_WORKER(task, k)
+
+
+_REAL_WORKER = ftdc_window._worker_file
+
+
+def test_a_worker_killed_costs_only_time_this_process_derives_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "diagnostic.data"
+    one_server(d, 600, files=6)
+    one = derive_ftdc([d], WHOLE, jobs=1)
+    monkeypatch.setattr(ftdc_window, "_worker_file", _dies_on_the_third_file)
+    assert_same(one, derive_ftdc([d], WHOLE, jobs=2))

@@ -14,10 +14,13 @@ samples are ~10x the FTDC bytes and sending them cost as much as decoding them.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +103,7 @@ def derive_ftdc(
 def _joined(
     files: list[tuple[Path, bool]],
     window: TimeWindow,
-    windows: Iterator[FileWindow] | None,
+    windows: Iterator[FileWindow | None] | None,
     sink: Sink | None,
 ) -> DerivedWindow:
     """The files' windows in file order, each checked against the row really before it."""
@@ -206,10 +209,20 @@ def _quiet() -> None:
 AHEAD = 2  # files derived beyond one a worker: a day is ~2 files, judged at once while workers go on
 
 
-def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -> Iterator[FileWindow]:
-    """Every file's window from ``jobs`` forked workers, in file order."""
-    from concurrent.futures import Future, ProcessPoolExecutor
+def _taken(slots: Slots, k: int, future: Future[Handed]) -> FileWindow | None:
+    """Task ``k``'s result, or None when the pool broke (a worker was killed: the OOM killer, a
+    signal), which costs only time: the caller derives the file itself."""
+    try:
+        handed = future.result()
+    except BrokenProcessPool:
+        return None
+    window: FileWindow = slots.take(k, handed)
+    return window
 
+
+def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -> Iterator[FileWindow | None]:
+    """Every file's window from ``jobs`` forked workers, in file order; None for each file from
+    the first a dead worker took on (the caller derives those itself)."""
     before = _latest_before([file for file, _ in files])
     tasks = [(file, in_dir, before[k], window) for k, (file, in_dir) in enumerate(files)]
     global _SLOTS
@@ -228,11 +241,16 @@ def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -
         for k, task in enumerate(tasks):
             ahead.append((k, pool.submit(_worker_file, task, k)))
             if len(ahead) > limit:
-                taken, future = ahead.popleft()
-                yield slots.take(taken, future.result())
+                got = _taken(slots, *ahead.popleft())
+                yield got
+                if got is None:
+                    break
         while ahead:
-            taken, future = ahead.popleft()
-            yield slots.take(taken, future.result())
+            got = _taken(slots, *ahead.popleft())
+            yield got
+            if got is None:
+                break
+        yield from itertools.repeat(None)  # a worker died: this process derives the rest
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         _SLOTS = None
