@@ -285,3 +285,26 @@ def test_a_glob_of_one_diagnostic_data_with_its_interim_file_is_one_server(tmp_p
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert "cluster" not in doc and doc["verdict"]["severity"] in ("ok", "warn", "critical")
+
+
+def _dies_on_the_second_member(paths: tuple[Path, ...], window: object) -> object:
+    import multiprocessing
+    import os
+
+    if "db2" in str(paths[0]) and multiprocessing.parent_process() is not None:
+        os._exit(9)  # as the OOM killer leaves a worker (only a worker: the parent does it again)
+    return _REAL_ONE(paths, window)
+
+
+def test_a_member_worker_killed_costs_only_time(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckptdiag.workflows import report
+
+    members = group_members((bundle,))
+    monkeypatch.setattr("ckptdiag.workflows.workers.workers_for", lambda jobs: 3)
+    one = [report._diagnose_one(m.paths, report.WHOLE) for m in members]
+    monkeypatch.setattr(report, "_diagnose_one", _dies_on_the_second_member)
+    many = report._diagnose_all(members, report.WHOLE)
+    assert [r.dx.episodes for r in many] == [r.dx.episodes for r in one]  # type: ignore[union-attr]
+
+
+from ckptdiag.workflows.report import _diagnose_one as _REAL_ONE  # noqa: E402

@@ -171,10 +171,17 @@ def _diagnose_all(members: list[Member], window: TimeWindow) -> list[Report | st
     if workers < 2:
         return [_diagnose_one(m.paths, window) for m in members]
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_diagnose_one, m.paths, window) for m in members]
-        return [f.result() for f in futures]
+        reports: list[Report | str] = []
+        for member, future in zip(members, futures, strict=True):
+            try:
+                reports.append(future.result())
+            except BrokenProcessPool:  # a worker was killed (the OOM killer): this process does it
+                reports.append(_diagnose_one(member.paths, window))
+        return reports
 
 
 def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> ExitStatus:
