@@ -13,6 +13,7 @@ import pytest
 from ftdc_writer import SimServer, write_ftdc
 
 from ckptdiag.workflows.members import group_members
+from ckptdiag.workflows.report import _diagnose_one as _REAL_ONE
 
 CHECKPOINTS = [(30.0 + 60 * i, 33.0 + 60 * i) for i in range(9)]
 TIMES = [float(t) for t in np.arange(0, 570, 1.0)]
@@ -305,6 +306,3 @@ def test_a_member_worker_killed_costs_only_time(bundle: Path, monkeypatch: pytes
     monkeypatch.setattr(report, "_diagnose_one", _dies_on_the_second_member)
     many = report._diagnose_all(members, report.WHOLE)
     assert [r.dx.episodes for r in many] == [r.dx.episodes for r in one]  # type: ignore[union-attr]
-
-
-from ckptdiag.workflows.report import _diagnose_one as _REAL_ONE  # noqa: E402
