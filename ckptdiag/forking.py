@@ -160,8 +160,8 @@ class Slots:
     """Memory shared with forked workers, in which a worker hands back a result's arrays: the
     result is pickled with its arrays' data out of band, the data written into the task's slot
     and only the small pickle sent back; the parent copies the data out once, with no pipe in
-    between (a pool's pipe cost the parent ~1.3 s of CPU for a 47-day window's ~1 GB of figures,
-    read 64 KB at a time and joined, in a thread taking the interpreter from the diagnosis).
+    between (through a pool's pipe, a result's bytes were held in the worker, read 64 KB at a
+    time and joined in the parent, then unpickled: a 47-day report's tree took ~60 MB more).
 
     Made before the workers are forked (they inherit the mapping). A slot is written by one
     task at a time: the caller gives task ``k`` slot ``k % count`` and has at most ``count``

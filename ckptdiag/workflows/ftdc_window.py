@@ -1,4 +1,5 @@
-"""An FTDC window derived a file at a time, on every core: the same figures one process gives.
+"""An FTDC window derived a file at a time, in workers on the cores the parent's judging leaves:
+the same figures one process gives.
 
 A metrics file is read and derived whole by one worker (its pieces never span files), joined to
 the sample before it: the latest of the files before. A worker cannot know that sample without
@@ -8,8 +9,10 @@ whose row before was the real one, drops a file that lies wholly before the samp
 (as one process would), and derives any other again itself with the right row. Files in time
 order (every server's own diagnostic.data) are never derived twice.
 
-Only the derived figures cross back from a worker (float32, a few dozen columns): the decoded
-samples are ~10x the FTDC bytes and sending them cost as much as decoding them.
+Only the derived figures cross back from a worker (float32, a few dozen columns), through memory
+shared with it (:class:`~ckptdiag.forking.Slots`): the decoded samples are ~10x the FTDC bytes
+and sending them cost as much as decoding them. Only the metrics the derivation reads are
+decoded. A worker that dies (the OOM killer) costs only time: the parent derives the rest.
 """
 
 from __future__ import annotations
@@ -83,9 +86,9 @@ def derive_ftdc(
 ) -> DerivedWindow:
     """FTDC files or directories derived into one window, a file at a time, in worker processes
     where there are cores, memory and enough FTDC for them (``jobs`` overrides the choice: that
-    many workers; 1: none). With a ``sink``, each derived part goes to it in time order, with what the files read
-    so far said (their metadata), and is not kept: the window is never held whole. Raises what
-    reading the files in one process raises."""
+    many workers; 1: none). With a ``sink``, each derived part goes to it in time order, with
+    what the files read so far said (their metadata), and is not kept: the window is never held
+    whole. Raises what reading the files in one process raises."""
     files = ftdc_files(paths)
     if jobs is not None:
         workers = jobs if jobs > 1 else 0
