@@ -109,13 +109,19 @@ def test_a_window_that_cuts_through_files(tmp_path: Path) -> None:
     assert window.derived["t"].max() == pytest.approx(server.t0 + 2400)
 
 
-def test_a_restart_and_a_gap_between_files_count_once(tmp_path: Path) -> None:
-    d = tmp_path / "diagnostic.data"
+def restarted(d: Path, after_s: float) -> SimServer:
+    """A file of 1,000 samples, then one of the server started again ``after_s`` after its start."""
     d.mkdir()
     first = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)])
-    again = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)], t0=first.t0 + 2000, uptime0_ms=1000)
+    again = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)], t0=first.t0 + after_s, uptime0_ms=1000)
     write_ftdc(d / "metrics.2026-01-01T00-00-00Z-00000", first, [float(t) for t in range(1000)])
     write_ftdc(d / "metrics.2026-01-01T00-30-00Z-00000", again, [float(t) for t in range(1000)])
+    return again
+
+
+def test_a_restart_and_a_gap_between_files_count_once(tmp_path: Path) -> None:
+    d = tmp_path / "diagnostic.data"
+    again = restarted(d, 2000)
     write_ftdc(d / "metrics.2026-01-01T01-00-00Z-00000", again, [float(t) for t in range(1000, 1100)])
     window = both([d])
     assert (window.gaps, window.restarts) == (1, 1)
@@ -212,11 +218,7 @@ def test_a_restart_is_found_with_only_the_derivations_metrics_decoded(
 ) -> None:
     # the uptime is no figure the derivation reads, but marking restarts does: it is decoded
     d = tmp_path / "diagnostic.data"
-    d.mkdir()
-    first = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)])
-    again = SimServer(checkpoints=[(s, s + 5) for s in range(30, 1200, 60)], t0=first.t0 + 1001, uptime0_ms=1000)
-    write_ftdc(d / "metrics.2026-01-01T00-00-00Z-00000", first, [float(t) for t in range(1000)])
-    write_ftdc(d / "metrics.2026-01-01T00-30-00Z-00000", again, [float(t) for t in range(1000)])
+    restarted(d, 1001)  # no gap: only the uptime going back shows the restart
     few = both([d])
     assert few.restarts == 1
     monkeypatch.setattr(ftdc_window, "reads", None)  # every catalogue metric
