@@ -41,10 +41,30 @@ def roles(rec: Recording) -> list[tuple[str | None, str]]:
     return [(e["previous"], e["role"]) for e in rec.events if e["kind"] == "role"]
 
 
-def after(seconds: float, action: Any) -> threading.Timer:
-    timer = threading.Timer(seconds, action)
-    timer.start()
-    return timer
+class AtSample(threading.Thread):
+    """``action`` run once the recorder has sampled ``member`` ``count`` times: the change comes
+    at the same point of the recording however long the recorder took to start (seconds after
+    its launch were too few on a host whose cores were busy)."""
+
+    def __init__(self, rs: ReplicaSetReplay, member: int, count: int, action: Any) -> None:
+        super().__init__(daemon=True)
+        self.server, self.count, self.action = rs.members[member], count, action
+        self.stopped = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.01):
+            if self.server.calls >= self.count:
+                self.action()
+                return
+
+    def cancel(self) -> None:
+        self.stopped.set()
+
+
+def at_sample(rs: ReplicaSetReplay, count: int, action: Any) -> AtSample:
+    """``action`` once the first member has been sampled ``count`` times (``INTERVAL`` apart)."""
+    return AtSample(rs, 0, count, action)
 
 
 def test_a_replica_set_uri_records_every_member_on_one_grid(tmp_path: Path) -> None:
@@ -82,7 +102,7 @@ def test_each_members_replication_lag_is_recorded_beside_its_samples(tmp_path: P
 def test_a_failover_mid_recording_is_role_events_with_nothing_lost(tmp_path: Path) -> None:
     out = tmp_path / "rs"
     with replica_set(3) as rs:
-        timer = after(1.5, lambda: rs.fail_over(1))
+        timer = at_sample(rs, 8, lambda: rs.fail_over(1))
         proc = ckptdiag("record", "--uri", rs.seed_uri, "-d", "3", "-i", str(INTERVAL), "-o", str(out))
         timer.cancel()
     assert proc.returncode == 0, proc.stderr
@@ -100,7 +120,7 @@ def test_a_failover_mid_recording_is_role_events_with_nothing_lost(tmp_path: Pat
 def test_a_member_that_goes_away_is_a_gap_in_its_recording_only(tmp_path: Path) -> None:
     out = tmp_path / "rs"
     with replica_set(3) as rs:
-        timers = [after(1.0, lambda: rs.state.down.add(2)), after(2.0, lambda: rs.state.down.discard(2))]
+        timers = [at_sample(rs, 5, lambda: rs.state.down.add(2)), at_sample(rs, 10, lambda: rs.state.down.discard(2))]
         proc = ckptdiag("record", "--uri", rs.seed_uri, "-d", "4", "-i", str(INTERVAL), "-o", str(out))
         for t in timers:
             t.cancel()
@@ -119,7 +139,7 @@ def test_members_joining_and_leaving_are_followed(tmp_path: Path) -> None:
     out = tmp_path / "rs"
     with replica_set(3, spare=1) as rs:
         # member 3 joins and member 2 leaves: a new configuration (setVersion 2) that every member reports
-        timer = after(1.5, lambda: rs.reconfigure([0, 1, 3]))
+        timer = at_sample(rs, 8, lambda: rs.reconfigure([0, 1, 3]))
         proc = ckptdiag("record", "--uri", rs.seed_uri, "-d", "4", "-i", str(INTERVAL), "-o", str(out))
         timer.cancel()
     assert proc.returncode == 0, proc.stderr
@@ -142,7 +162,7 @@ def test_a_member_down_at_the_start_is_recorded_from_when_it_answers(tmp_path: P
     out = tmp_path / "rs"
     with replica_set(3) as rs:
         rs.state.down.add(2)
-        timer = after(1.5, lambda: rs.state.down.discard(2))
+        timer = at_sample(rs, 8, lambda: rs.state.down.discard(2))
         proc = ckptdiag(
             "record", "--uri", rs.seed_uri, "-d", "4", "-i", str(INTERVAL), "-o", str(out), "--timeout", "0.5"
         )
