@@ -242,3 +242,32 @@ def test_a_worker_killed_costs_only_time_this_process_derives_the_rest(
     one = derive_ftdc([d], WHOLE, jobs=1)
     monkeypatch.setattr(ftdc_window, "_worker_file", _dies_on_the_third_file)
     assert_same(one, derive_ftdc([d], WHOLE, jobs=2))
+
+
+def test_files_lying_outside_a_window_are_read_here_not_by_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a window of two files' span out of six: the others give it only their first and last
+    # chunks, read in this process (a worker took them one task at a time: 4 s for 2 days of 47)
+    d = tmp_path / "diagnostic.data"
+    server = one_server(d, 3000, files=6)
+    t0_ms = int(server.t0 * 1000)
+    window = TimeWindow(t0_ms + 6_100_000, t0_ms + 11_900_000)  # inside the third and fourth files
+    sizes = [f.stat().st_size for f in sorted(d.iterdir())]
+    monkeypatch.setattr(ftdc_window, "LIGHT_BYTES", min(sizes) // 2)
+    monkeypatch.setattr(ftdc_window, "PARALLEL_BYTES", 0)
+    from ckptdiag.sources.ftdc import files as ftdc_files_module
+
+    monkeypatch.setattr(ftdc_files_module, "FAR_MS", 60_000)  # a minute: these files are short
+    seen: list[list[bool]] = []
+    real = ftdc_window._in_workers
+
+    def spy(files: list[tuple[Path, bool]], w: TimeWindow, jobs: int, heavy: list[bool]) -> object:
+        seen.append(heavy)
+        return real(files, w, jobs, heavy)
+
+    monkeypatch.setattr(ftdc_window, "_in_workers", spy)
+    monkeypatch.setattr(ftdc_window, "workers_for", lambda jobs: 2)
+    monkeypatch.setattr(ftdc_window, "may_fork", lambda: True)
+    assert_same(derive_ftdc([d], window, jobs=1), derive_ftdc([d], window))
+    assert seen == [[False, False, True, True, False, False]]

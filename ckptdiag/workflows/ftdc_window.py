@@ -36,13 +36,16 @@ from ckptdiag.forking import Handed, Slots, may_fork
 from ckptdiag.model.samples import SampleBlock
 from ckptdiag.model.window import TimeWindow
 from ckptdiag.sources.ftdc import FtdcData, FtdcError, mark_block
-from ckptdiag.sources.ftdc.files import ftdc_files
+from ckptdiag.sources.ftdc.files import bytes_in_window, ftdc_files
 from ckptdiag.sources.ftdc.frames import check_read, file_pieces, last_row
 from ckptdiag.workflows.workers import workers_for
 
 Task = tuple[Path, bool, Path | None, TimeWindow]  # a file, whether in a directory, the file before, the window
 ROWS_PER_PIECE = 16_384  # FTDC is derived a piece at a time: 16k rows bound a worker's memory (and fit its caches)
-PARALLEL_BYTES = 8 << 20  # less FTDC than this decodes faster than worker processes start
+# less FTDC than this in the window decodes faster than worker processes start (and a window of
+# two days out of 47 took 4 s in a worker, files passed over one task at a time; 1.2 s here)
+PARALLEL_BYTES = 8 << 20
+LIGHT_BYTES = 1 << 20  # a file giving the window less than this is read here, not by a worker
 # a file's derived figures handed back through shared memory up to this size (a 10 MB file of
 # ~130,000 samples derives to ~25 MB; more goes back through the pool's pipe): address space
 # only, pages are taken as a result is written
@@ -90,16 +93,20 @@ def derive_ftdc(
     what the files read so far said (their metadata), and is not kept: the window is never held
     whole. Raises what reading the files in one process raises."""
     files = ftdc_files(paths)
+    # what each file gives the window: a file whose chunks nearly all lie far outside it is
+    # read here (its first and last chunks only: milliseconds), not sent to a worker
+    weights = [bytes_in_window(file, window) for file, _ in files]
     if jobs is not None:
         workers = jobs if jobs > 1 else 0
-    elif sum(file.stat().st_size for file, _ in files) >= PARALLEL_BYTES and may_fork():
+    elif sum(w for w in weights if w >= LIGHT_BYTES) >= PARALLEL_BYTES and may_fork():
         # this process judges what the workers derive: it keeps a core of its own (on two
         # cores, one worker is as fast as two, which took the parent's core half the time,
         # and ~45 MB less)
         workers = workers_for(len(files) + 1) - 1
     else:
         workers = 0
-    windows = _in_workers(files, window, workers) if workers and len(files) > 1 else None
+    heavy = [w >= LIGHT_BYTES or jobs is not None for w in weights]
+    windows = _in_workers(files, window, workers, heavy) if workers and sum(heavy) > 1 else None
     return _joined(files, window, windows, sink)
 
 
@@ -223,32 +230,35 @@ def _taken(slots: Slots, k: int, future: Future[Handed]) -> FileWindow | None:
     return window
 
 
-def _in_workers(files: list[tuple[Path, bool]], window: TimeWindow, jobs: int) -> Iterator[FileWindow | None]:
-    """Every file's window from ``jobs`` forked workers, in file order; None for each file from
-    the first a dead worker took on (the caller derives those itself)."""
+def _in_workers(
+    files: list[tuple[Path, bool]], window: TimeWindow, jobs: int, heavy: list[bool]
+) -> Iterator[FileWindow | None]:
+    """Every file's window, in file order: the ``heavy`` ones' from ``jobs`` forked workers,
+    None for the others (the caller derives those itself, as every file from the first a dead
+    worker took on)."""
     before = _latest_before([file for file, _ in files])
-    tasks = [(file, in_dir, before[k], window) for k, (file, in_dir) in enumerate(files)]
+    tasks = [(k, (file, in_dir, before[k], window)) for k, (file, in_dir) in enumerate(files) if heavy[k]]
     global _SLOTS
     sys.stdout.flush()  # a forked worker must not write the parent's buffered output again
     context = multiprocessing.get_context("fork")
-    # at most ``jobs`` + AHEAD tasks not yet taken, each with a slot: task k + 1 is given the
-    # slot of task k - jobs - AHEAD, taken (copied out) before it is submitted
+    # at most ``jobs`` + AHEAD tasks not yet taken, each with a slot: the n-th task is given the
+    # slot of the (n - jobs - AHEAD - 1)-th, taken (copied out) before it is submitted
     limit = jobs + AHEAD
     _SLOTS = slots = Slots(limit + 1, SLOT_BYTES)
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=context, initializer=_quiet)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context, initializer=_quiet)
     try:
         # a file a task (a worker holds a task's results until all are done: two files a task
         # cost 30 MB more a worker, and time), and only AHEAD results beyond the workers' own:
         # results not taken yet are held in memory
         ahead: deque[tuple[int, Future[Handed]]] = deque()
-        for k, task in enumerate(tasks):
-            ahead.append((k, pool.submit(_worker_file, task, k)))
-            if len(ahead) > limit:
-                got = _taken(slots, *ahead.popleft())
-                yield got
-                if got is None:
-                    break
-        while ahead:
+        given = 0
+        for k in range(len(files)):
+            while given < len(tasks) and len(ahead) <= limit:
+                ahead.append((given, pool.submit(_worker_file, tasks[given][1], given)))
+                given += 1
+            if not heavy[k]:
+                yield None
+                continue
             got = _taken(slots, *ahead.popleft())
             yield got
             if got is None:

@@ -200,7 +200,7 @@ def _metric_starts(buf: Any) -> list[tuple[int, int]]:
     return out
 
 
-def _far_outside(buf: bytes, window: TimeWindow) -> set[int]:
+def _far_outside(buf: Any, window: TimeWindow) -> set[int]:
     """The offsets of the metric chunks that lie ``FAR_MS`` or more outside the window by their
     ``_id`` (a chunk's first sample) and the next chunk's (after its last): read from the
     documents' headers alone, as mongod writes them. Never the file's first or last chunk (they
@@ -306,6 +306,25 @@ def read_selected(
         report.error = exc.message  # in a directory one bad file does not stop the rest
         if isinstance(exc, FtdcUnreadable):
             report.hint = exc.hint
+
+
+def bytes_in_window(path: Path, window: TimeWindow) -> int:
+    """About how many of a file's bytes a report of ``window`` decodes: the file's size, less
+    its share of the metric chunks lying far outside the window (:func:`_far_outside`, read from
+    the documents' headers alone). The whole size when the window is whole or the file cannot
+    say."""
+    import mmap
+
+    size = path.stat().st_size
+    if window.whole:
+        return size
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            starts = len(_metric_starts(buf))
+            far = len(_far_outside(buf, window))
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
+        return size
+    return size if not starts else size * (starts - far) // starts
 
 
 def last_chunk_start(path: Path) -> int | None:
