@@ -200,13 +200,17 @@ def _metric_starts(buf: Any) -> list[tuple[int, int]]:
     return out
 
 
-def _far_outside(buf: Any, window: TimeWindow) -> set[int]:
+def _far_outside(buf: bytes, window: TimeWindow) -> set[int]:
     """The offsets of the metric chunks that lie ``FAR_MS`` or more outside the window by their
     ``_id`` (a chunk's first sample) and the next chunk's (after its last): read from the
     documents' headers alone, as mongod writes them. Never the file's first or last chunk (they
     say where the file begins and ends), and none after the file's clock ran back (a chunk's
     samples then need not lie between its ``_id`` and the next)."""
-    starts = _metric_starts(buf)
+    return _far_of(_metric_starts(buf), window)
+
+
+def _far_of(starts: list[tuple[int, int]], window: TimeWindow) -> set[int]:
+    """:func:`_far_outside` of the metric chunks ``starts`` lists (:func:`_metric_starts`)."""
     far: set[int] = set()
     latest = None
     for k in range(1, len(starts) - 1):
@@ -320,11 +324,10 @@ def bytes_in_window(path: Path, window: TimeWindow) -> int:
         return size
     try:
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            starts = len(_metric_starts(buf))
-            far = len(_far_outside(buf, window))
+            starts = _metric_starts(buf)
     except (OSError, ValueError):  # unreadable, or empty (mmap refuses a file of 0 bytes)
         return size
-    return size if not starts else size * (starts - far) // starts
+    return size if not starts else size * (len(starts) - len(_far_of(starts, window))) // len(starts)
 
 
 def last_chunk_start(path: Path) -> int | None:
