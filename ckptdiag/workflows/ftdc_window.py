@@ -251,12 +251,16 @@ def _in_workers(
         # cost 30 MB more a worker, and time), and only AHEAD results beyond the workers' own:
         # results not taken yet are held in memory
         ahead: deque[tuple[int, Future[Handed]]] = deque()
-        given = 0
+        given, broken = 0, False
         for k in range(len(files)):
-            while given < len(tasks) and len(ahead) <= limit:
-                ahead.append((given, pool.submit(_worker_file, tasks[given][1], given)))
+            while not broken and given < len(tasks) and len(ahead) <= limit:
+                try:
+                    ahead.append((given, pool.submit(_worker_file, tasks[given][1], given)))
+                except BrokenProcessPool:  # a worker died since a result was last taken
+                    broken = True
+                    break
                 given += 1
-            if not heavy[k]:
+            if not heavy[k] or not ahead:  # read here (a light file, or one never given out)
                 yield None
                 continue
             got = _taken(slots, *ahead.popleft())
