@@ -83,6 +83,7 @@ def main() -> None:
                     "mean_writes_s": _round(outcome.mean_writes_s),
                     "stalls": _round(outcome.stalls),
                     "pass": outcome.passed,
+                    "behind": list(outcome.behind),
                 }
             ),
             flush=True,

@@ -53,3 +53,22 @@ def test_a_short_pause_across_a_second_boundary_is_a_p99_rise_not_a_stall() -> N
     assert impact.ops_ratio is not None and impact.ops_ratio > STALL_OPS_RATIO
     assert impact.p99_ratio is not None and impact.p99_ratio >= STALL_P99_RATIO
     assert not impact.stall
+
+
+def test_a_workload_that_kept_its_paced_rate_is_not_behind() -> None:
+    truth = {**_truth(30.0, 31.5, (29.9, 31.5)), "config": {"write_rate": RATE}}
+    s = summarize(truth)
+    assert s.paced_ops == RATE and not s.behind and s.behind_line() == ""
+
+
+def test_a_workload_below_its_paced_rate_between_checkpoints_is_behind_and_says_so() -> None:
+    # paced at 1,000/s, served 540/s between checkpoints (other processes held the CPUs): the
+    # baseline's p99 is the queue's, so the 10x rule cannot score a checkpoint's stall
+    s = summarize({**_truth(0, 0, (30.4, 32.4)), "config": {"write_rate": RATE / 0.54}})
+    assert s.baseline_ops == RATE and s.behind
+    line = s.behind_line()
+    assert "fell behind its paced 1,852 writes/s (1,000/s between checkpoints)" in line
+    assert "CPUs busy" in line and "idle host" in line
+    # just inside the 90 % the paced rate is kept; without a paced rate nothing is claimed
+    assert not summarize({**_truth(0, 0, (30.4, 32.4)), "config": {"write_rate": RATE / 0.9}}).behind
+    assert not summarize(_truth(0, 0, (30.4, 32.4))).behind

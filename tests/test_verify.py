@@ -48,3 +48,15 @@ def test_a_fix_that_costs_throughput_fails_and_one_that_lifts_a_cap_passes() -> 
     assert _outcome(mean_writes_s=(8000.0, 7300.0)).passed  # 9 % lower
     assert _outcome(mean_writes_s=(8000.0, 12000.0)).passed  # the throttle held it down
     assert not _outcome(mean_writes_s=(None, 12000.0)).passed
+
+
+def test_a_run_that_fell_behind_its_paced_rate_makes_the_verdict_inconclusive() -> None:
+    # the same figures that pass on an idle host cannot pass when a run was the host's load's
+    for behind, runs in (((True, False), "before"), ((False, True), "after"), ((True, True), "before and after")):
+        outcome = _outcome(behind=behind)
+        assert outcome.cause_fixed == "gone" and outcome.better and outcome.throughput_kept
+        assert outcome.inconclusive and not outcome.passed
+        line = outcome.line()
+        assert line.startswith(f"verify: INCONCLUSIVE: the lab fell behind its paced rate ({runs})"), line
+        assert "PASS" not in line and "idle host" in line
+    assert not _outcome().inconclusive

@@ -37,6 +37,7 @@ from ckptdiag.lab.config import (
     estimated_bytes,
     import_wiredtiger,
 )
+from ckptdiag.lab.slices import short_slices
 
 # mongod's opLatencies histogram lower bounds (micros): powers of two to 1024, then 2, 3, 4, 6 ... steps
 _HIST_BOUNDS = [0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -124,6 +125,8 @@ class LabEngine:
         self.base_dir.mkdir(parents=True, exist_ok=True)
         check_space(self.base_dir, estimated_bytes(self.config, duration_hint_s))
         self.home = Path(tempfile.mkdtemp(prefix="ckptdiag-lab-", dir=self.base_dir))
+        # before the engine starts its threads: they, and the workload's, inherit the short slices
+        self._restore_slices = short_slices()
         try:
             self._conn = self._wt.wiredtiger_open(str(self.home), self.config.open_config())
             session = self._conn.open_session()
@@ -187,6 +190,7 @@ class LabEngine:
             thread.join(timeout=30)
         self._threads.clear()
         sys.setswitchinterval(self._old_switch)
+        self._restore_slices()
         if self._conn is not None:
             try:
                 self._conn.close()

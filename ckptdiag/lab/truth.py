@@ -11,6 +11,11 @@ from typing import Any
 # baseline or less and p99 write latency rises to 10x the baseline or more (issue #4's yardstick).
 STALL_OPS_RATIO = 0.6
 STALL_P99_RATIO = 10.0
+# The workload kept its paced rate when the baseline seconds reach 90 % of it. Below that the lab
+# fell behind (other processes held the host's CPUs: lab/slices.py): its requests queue from
+# second to second, the baseline's p99 is the queue's, and a checkpoint's stall cannot be told
+# from the host's load by the 10x rule above.
+PACED_RATIO = 0.9
 
 
 @dataclass(frozen=True)
@@ -41,10 +46,29 @@ class TruthSummary:
     baseline_p99_ms: float | None
     mean_ops: float | None
     checkpoints: tuple[CheckpointImpact, ...]
+    paced_ops: float | None = None  # the rate the workload was paced at (inserts/s)
 
     @property
     def stalls(self) -> int:
         return sum(c.stall for c in self.checkpoints)
+
+    @property
+    def behind(self) -> bool:
+        """The workload fell behind its paced rate between checkpoints: the ground truth is of an
+        overloaded run, not a measure of its checkpoints."""
+        paced, base = self.paced_ops, self.baseline_ops
+        return bool(paced and base is not None and base < PACED_RATIO * paced)
+
+    def behind_line(self) -> str:
+        """What a reader needs to know about a run that fell behind (empty when it did not)."""
+        if not self.behind:
+            return ""
+        return (
+            f"the lab fell behind its paced {self.paced_ops:,.0f} writes/s ({self.baseline_ops:,.0f}/s between "
+            "checkpoints): other processes kept this host's CPUs busy, so its requests queued from second to "
+            "second and its ground truth cannot tell a checkpoint's stall from the host's load; run it again "
+            "on an idle host to score ckptdiag against it"
+        )
 
 
 def _touches(t: float, windows: Sequence[tuple[float, float]], margin: float) -> bool:
@@ -72,7 +96,8 @@ def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
         max_ms = max((s["max_ms"] for s in inside if s["max_ms"] is not None), default=None)
         impacts.append(CheckpointImpact(start, end - start if end > start else None, ops_ratio, p99_ratio, max_ms))
     mean_ops = statistics.fmean(s["ops"] for s in seconds) if seconds else None
-    return TruthSummary(base_ops, base_p99, mean_ops, tuple(impacts))
+    paced = (truth.get("config") or {}).get("write_rate")
+    return TruthSummary(base_ops, base_p99, mean_ops, tuple(impacts), float(paced) if paced else None)
 
 
 @dataclass(frozen=True)

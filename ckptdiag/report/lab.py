@@ -55,16 +55,18 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
         f"(a stall: writes/s <= 60 % and p99 >= 10x the baseline)"
     )
     parts: list[RenderableType] = [table, Text(base)]
+    if s.behind:
+        parts.append(Text(s.behind_line(), style="yellow"))
     if run.truth.get("errors"):
         parts.append(Text("lab errors: " + "; ".join(run.truth["errors"]), style="red"))
     if m is not None:
-        parts.append(
-            Text(
-                f"ckptdiag against the ground truth: found {m.found} of {m.checkpoints} checkpoints (start within "
-                f"±1 s); flagged {m.stalls_flagged} of {m.stalls} stalls; {m.false_stalls} flagged without one",
-                style="bold",
-            )
+        found = f"ckptdiag against the ground truth: found {m.found} of {m.checkpoints} checkpoints (start within ±1 s)"
+        scored = (
+            "; its stall flags not scored (the lab fell behind its paced rate)"
+            if s.behind
+            else f"; flagged {m.stalls_flagged} of {m.stalls} stalls; {m.false_stalls} flagged without one"
         )
+        parts.append(Text(found + scored, style="bold"))
     parts.append(
         Text(
             f"{run.result.samples} samples recorded; keep the recording with -o and run 'ckptdiag report' on it.",

@@ -37,6 +37,7 @@ class VerifyOutcome:
     dip_worst_pct: tuple[float | None, float | None]
     mean_writes_s: tuple[float | None, float | None]
     stalls: tuple[float | None, float | None]
+    behind: tuple[bool, bool] = (False, False)  # a run fell behind its paced rate (lab/truth.py)
 
     @property
     def cause_fixed(self) -> str | None:
@@ -62,14 +63,27 @@ class VerifyOutcome:
         return bool(before and after is not None and after >= before * (1 - MEAN_TOLERANCE))
 
     @property
+    def inconclusive(self) -> bool:
+        """A run fell behind its paced rate: the host's load, not the settings, set its figures."""
+        return any(self.behind)
+
+    @property
     def passed(self) -> bool:
-        """Every point of the yardstick holds."""
-        return self.cause_fixed is not None and self.better and self.throughput_kept
+        """Every point of the yardstick holds, on two runs that kept their paced rate."""
+        return not self.inconclusive and self.cause_fixed is not None and self.better and self.throughput_kept
 
     def line(self) -> str:
         """One line for the terminal."""
         cause = self.causes_before[0] if self.causes_before else "no named cause"
         fixed = self.cause_fixed or "still there"
+        if self.inconclusive:
+            runs = " and ".join(name for name, late in zip(("before", "after"), self.behind, strict=True) if late)
+            return (
+                f"verify: INCONCLUSIVE: the lab fell behind its paced rate ({runs}): other processes kept this "
+                "host's CPUs busy, so the figures are the host's load as much as the settings'; run it again on "
+                f"an idle host (p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; "
+                f"mean {_pair(self.mean_writes_s, ',.0f')} writes/s)"
+            )
         return (
             f"verify: {'PASS' if self.passed else 'FAIL'}: {cause}: {fixed}; "
             f"p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; worst dip {_pair(self.dip_worst_pct, '.0f')} %; "
@@ -110,4 +124,5 @@ def judge(before: Report, after: Report, truth_before: TruthSummary, truth_after
         dip_worst_pct=pair("throughput dip (worst checkpoint)"),
         mean_writes_s=pair("mean throughput"),
         stalls=pair("stalled checkpoints"),
+        behind=(truth_before.behind, truth_after.behind),
     )

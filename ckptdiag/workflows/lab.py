@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ckptdiag.lab.scenarios import Scenario
     from ckptdiag.recording.recorder import RecordResult
     from ckptdiag.report.document import Report
+    from ckptdiag.report.verify import VerifyOutcome
 
 
 @dataclass(frozen=True)
@@ -137,8 +138,12 @@ def render_verify(
         render_compare_table(comparison),
         Text("as the workload measured it (the lab's ground truth):", style="bold"),
         render_truth_compare(before_run.summary, after_run.summary),
-        Text(outcome.line(), style="bold green" if outcome.passed else "bold red"),
+        Text(outcome.line(), style=_outcome_style(outcome)),
     )
+
+
+def _outcome_style(outcome: VerifyOutcome) -> str:
+    return "bold green" if outcome.passed else "bold yellow" if outcome.inconclusive else "bold red"
 
 
 def _lab_run(
