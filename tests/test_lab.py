@@ -391,6 +391,28 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     assert rows["checkpoint interval"]["after"] < rows["checkpoint interval"]["before"]
 
 
+def test_the_lab_child_runs_the_installed_package_not_a_source_tree_in_the_working_directory(tmp_path: Path) -> None:
+    # `demo` run from a checkout with a non-editable install: its child must not import the
+    # checkout's unbuilt sources (there the slow-disk shim was "not built" and the stall read OK)
+    from ckptdiag.lab.run import PYTHON_M
+
+    shadow = tmp_path / "ckptdiag"
+    shadow.mkdir()
+    for name in ("__init__.py", "__main__.py"):
+        (shadow / name).write_text("raise SystemExit('imported the source tree in the working directory')\n")
+    scenario = get_scenario("stall")
+    cmd = serve_command(scenario, scenario.config, tmp_path / "t.json", None)
+    head = cmd[: cmd.index("ckptdiag") + 1]
+    assert head == [*PYTHON_M, "ckptdiag"]
+    if sys.version_info < (3, 11):
+        pytest.skip("python -P (3.11+) keeps the working directory off sys.path")
+    proc = subprocess.run([*head, "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("ckptdiag, version"), proc.stderr
+    bare = [sys.executable, "-m", "ckptdiag", "--version"]
+    shadowed = subprocess.run(bare, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "imported the source tree" in shadowed.stderr  # what -P prevents
+
+
 def _serve_small_stall(tmp_path: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
     small = ("--duration", "2", "--cache-mb", "256", "--write-rate", "1000", "--lab-dir", str(tmp_path))
     return subprocess.run(

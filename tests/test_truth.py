@@ -72,3 +72,21 @@ def test_a_workload_below_its_paced_rate_between_checkpoints_is_behind_and_says_
     # just inside the 90 % the paced rate is kept; without a paced rate nothing is claimed
     assert not summarize({**_truth(0, 0, (30.4, 32.4)), "config": {"write_rate": RATE / 0.9}}).behind
     assert not summarize(_truth(0, 0, (30.4, 32.4))).behind
+
+
+def test_a_throughput_collapse_is_a_stall_whatever_the_baselines_own_p99() -> None:
+    # a busy host raised the baseline's own p99 to 324 ms: a second with 0.5 % of the writes and a
+    # p99 of "only" 3x is still a stall; half the writes at 3x is not
+    from ckptdiag.lab.truth import COLLAPSE_OPS_RATIO, CheckpointImpact
+
+    assert CheckpointImpact(0.0, 2.0, ops_ratio=0.005, p99_ratio=3.0, max_ms=1000.0).stall
+    assert CheckpointImpact(0.0, 2.0, ops_ratio=COLLAPSE_OPS_RATIO, p99_ratio=None, max_ms=None).stall
+    assert not CheckpointImpact(0.0, 2.0, ops_ratio=0.5, p99_ratio=3.0, max_ms=1000.0).stall
+    assert not CheckpointImpact(0.0, 2.0, ops_ratio=None, p99_ratio=50.0, max_ms=1000.0).stall
+    truth = _truth(30.0, 31.5, (29.9, 31.5))
+    for second in truth["seconds"]:
+        second["p99_ms"] = max(second["p99_ms"], 324.0)  # the queue of a busy host, everywhere
+    s = summarize(truth)
+    assert s.baseline_p99_ms == 324.0 and s.checkpoints[0].ops_ratio == 0.0
+    assert s.checkpoints[0].p99_ratio is not None and s.checkpoints[0].p99_ratio < STALL_P99_RATIO
+    assert s.stalls == 1

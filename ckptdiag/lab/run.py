@@ -86,12 +86,18 @@ SCENARIO_ONLY = frozenset(
 )
 
 
+# The installed package, never a source tree that happens to be the working directory: run from a
+# checkout with a non-editable install, `python -m` put the checkout first on sys.path and the lab
+# imported its unbuilt sources (no slow-disk shim: the stall scenario fell back and read OK).
+# -P (Python 3.11+) keeps the working directory off the path.
+PYTHON_M = (sys.executable, *(("-P",) if sys.version_info >= (3, 11) else ()), "-m")
+
+
 def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_dir: Path | None) -> list[str]:
     """The ``ckptdiag lab serve`` command line that runs ``config`` on a free port."""
     base = scenario.config
     cmd = [
-        sys.executable,
-        "-m",
+        *PYTHON_M,
         "ckptdiag",
         "lab",
         "serve",
