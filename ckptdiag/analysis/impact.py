@@ -195,7 +195,10 @@ def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufun
 
 
 def _listed(values: np.ndarray) -> list[float | None]:
-    return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
+    # Equal figures share one float object: a long window's ~70,000 episodes repeat the same few
+    # values (0.0 above all), and a float is 24 bytes of the parent's memory each.
+    shared: dict[float, float] = {}
+    return [None if v != v else shared.setdefault(v, v) for v in np.asarray(values, dtype=np.float64).tolist()]
 
 
 def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.ndarray) -> list[Impact]:
@@ -250,9 +253,13 @@ def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.nda
     flags = zip(
         idle.tolist(), dip.tolist(), recovered.tolist(), waited.tolist(), slow.tolist(), cut_off.tolist(), strict=True
     )
+    said: dict[tuple[str, ...], tuple[str, ...]] = {}  # the same reasons, one object (as the figures above)
     columns["reasons"] = [
-        _reasons(o, lat, *flag)
-        for o, lat, flag in zip(columns["ops_ratio"], columns["write_latency_ratio"], flags, strict=True)
+        said.setdefault(reasons, reasons)
+        for reasons in (
+            _reasons(o, lat, *flag)
+            for o, lat, flag in zip(columns["ops_ratio"], columns["write_latency_ratio"], flags, strict=True)
+        )
     ]
     return [Impact(*row) for row in zip(*(columns[f.name] for f in fields(Impact)), strict=True)]
 
