@@ -8,7 +8,7 @@ then only given its reasons, in words, and its :class:`Impact`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -253,15 +253,17 @@ def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.nda
     flags = zip(
         idle.tolist(), dip.tolist(), recovered.tolist(), waited.tolist(), slow.tolist(), cut_off.tolist(), strict=True
     )
-    said: dict[tuple[str, ...], tuple[str, ...]] = {}  # the same reasons, one object (as the figures above)
-    columns["reasons"] = [
-        said.setdefault(reasons, reasons)
-        for reasons in (
-            _reasons(o, lat, *flag)
-            for o, lat, flag in zip(columns["ops_ratio"], columns["write_latency_ratio"], flags, strict=True)
-        )
-    ]
+    columns["reasons"] = _all_reasons(columns["ops_ratio"], columns["write_latency_ratio"], flags)
     return [Impact(*row) for row in zip(*(columns[f.name] for f in fields(Impact)), strict=True)]
+
+
+def _all_reasons(ops: list[Any], latency: list[Any], flags: Iterable[tuple[bool, ...]]) -> list[tuple[str, ...]]:
+    """Every episode's reasons; the same reasons one object (as the figures are, :func:`_listed`)."""
+    said: dict[tuple[str, ...], tuple[str, ...]] = {}
+    return [
+        said.setdefault(reasons, reasons)
+        for reasons in (_reasons(o, lat, *flag) for o, lat, flag in zip(ops, latency, flags, strict=True))
+    ]
 
 
 def _reasons(
