@@ -62,14 +62,6 @@ def test_engine_makes_real_checkpoints_and_its_statistics_move(tmp_path: Path) -
     assert len(truth["seconds"]) >= 5 and not truth["errors"]
 
 
-def _slice_ns(tid: int) -> int | None:
-    try:
-        text = Path(f"/proc/self/task/{tid}/sched").read_text()
-    except OSError:
-        return None
-    return next((int(line.split(":")[1]) for line in text.splitlines() if line.startswith("se.slice")), None)
-
-
 def _tids() -> set[int]:
     return {int(t) for t in os.listdir("/proc/self/task")}
 
@@ -85,7 +77,7 @@ def test_the_engine_and_its_workload_run_on_short_slices_and_the_caller_gets_its
         asked = current_slice_ns()
         if asked == me:
             pytest.skip("this kernel does not let a normal thread ask for its slice (Linux 6.12+)")
-        started = {tid: _slice_ns(tid) for tid in _tids() - old}
+        started = {tid: current_slice_ns(tid) for tid in _tids() - old}
         writers = [t.native_id for t in eng._threads]
     assert asked == SLICE_US * 1000
     assert len(started) > len(writers) >= SMALL.threads  # the engine's threads and the lab's
@@ -97,19 +89,13 @@ def test_the_lab_keeps_its_paced_rate_with_every_core_busy(tmp_path: Path) -> No
     # Users' hosts are busy: with every core taken by another process (one CPU-bound process a
     # core), journaled writes from three clients still reach their paced rate. Without the short
     # slices they fell to about half (each wake-up waited out another process's slice).
-    from ckptdiag.lab.slices import current_slice_ns, short_slices
+    from ckptdiag.lab.slices import short_slices
 
-    probe: list[int | None] = []
-
-    def ask() -> None:
-        before = current_slice_ns()
-        short_slices()
-        probe.append(None if current_slice_ns() == before else current_slice_ns())
-
-    thread = threading.Thread(target=ask)
+    granted: list[bool] = []  # asked in a thread of its own: the test runner's keeps its slice
+    thread = threading.Thread(target=lambda: granted.append(short_slices() is not None))
     thread.start()
     thread.join()
-    if probe[0] is None:
+    if not granted[0]:
         pytest.skip("this kernel does not let a normal thread ask for its slice (Linux 6.12+)")
     cfg = LabConfig(cache_mb=256, checkpoint_s=60, write_rate=600, threads=3, value_bytes=1024, journaled=True)
     spin = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass"

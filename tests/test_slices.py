@@ -26,6 +26,8 @@ def test_short_slices_reach_every_thread_started_after_and_are_put_back() -> Non
 
     def body() -> None:  # in a thread of its own: the test runner's thread keeps its slice whatever happens
         restore = short_slices()
+        if restore is None:
+            return
         result.append((current_slice_ns(), _in_thread(), os.nice(0)))
         restore()
         result.append((current_slice_ns(), None, os.nice(0)))
@@ -33,9 +35,9 @@ def test_short_slices_reach_every_thread_started_after_and_are_put_back() -> Non
     thread = threading.Thread(target=body)
     thread.start()
     thread.join()
-    (asked, child, nice), (after, _, nice_after) = result
-    if asked == before and before != SLICE_US * 1000:
+    if not result:
         pytest.skip("this kernel does not let a normal thread ask for its slice (Linux 6.12+)")
+    (asked, child, nice), (after, _, nice_after) = result
     assert asked == SLICE_US * 1000 and child == SLICE_US * 1000  # threads started afterwards inherit it
     assert after == before and nice_after == nice  # put back; the nice value never changed
 
@@ -48,7 +50,8 @@ def test_short_slices_keep_a_nice_value() -> None:
         niced = os.nice(3)
         restore = short_slices()
         result.append((niced, os.nice(0)))
-        restore()
+        if restore is not None:
+            restore()
 
     thread = threading.Thread(target=body)
     thread.start()

@@ -190,7 +190,9 @@ class LabEngine:
             thread.join(timeout=30)
         self._threads.clear()
         sys.setswitchinterval(self._old_switch)
-        self._restore_slices()
+        if self._restore_slices is not None:
+            self._restore_slices()
+            self._restore_slices = None
         if self._conn is not None:
             try:
                 self._conn.close()

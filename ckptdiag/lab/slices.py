@@ -33,31 +33,27 @@ _ATTR = struct.Struct("=IIQiIQQQII")
 _NORMAL_POLICIES = (0, 3)  # SCHED_OTHER, SCHED_BATCH: the policies whose slice sched_runtime sets
 
 
-def _nothing() -> None:
-    return None
-
-
-def short_slices(us: int = SLICE_US) -> Callable[[], None]:
+def short_slices(us: int = SLICE_US) -> Callable[[], None] | None:
     """Ask for ``us`` µs time slices for the calling thread and every thread it starts from now on;
-    return what puts the calling thread's old setting back (nothing to do where the kernel refused).
+    return what puts the calling thread's old setting back, or None where the kernel refused.
 
     Only the slice changes: the thread's policy and nice value are read first and written back as
     they were (``nice ckptdiag demo`` stays nice)."""
     numbers = _SYSCALLS.get(platform.machine())
     if not sys.platform.startswith("linux") or numbers is None:
-        return _nothing
+        return None
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
-        return _nothing
+        return None
     set_nr, get_nr = numbers
     tid = threading.get_native_id()  # restored on this thread, whichever thread restores it
     buffer = ctypes.create_string_buffer(_ATTR.size)
     if libc.syscall(get_nr, 0, buffer, _ATTR.size, 0) != 0:
-        return _nothing
+        return None
     old = _ATTR.unpack(buffer.raw)
     if old[1] not in _NORMAL_POLICIES:
-        return _nothing  # a real-time or idle thread: its slice is not ours to change
+        return None  # a real-time or idle thread: its slice is not ours to change
     wanted = list(old)
     wanted[0] = _ATTR.size
     wanted[5] = us * 1000
@@ -67,7 +63,7 @@ def short_slices(us: int = SLICE_US) -> Callable[[], None]:
         return bool(libc.syscall(set_nr, tid, data, 0) == 0)
 
     if not put(wanted):
-        return _nothing  # before Linux 6.12 a normal thread's sched_runtime is refused or ignored
+        return None  # before Linux 6.12 a normal thread's sched_runtime is refused or ignored
 
     def restore() -> None:
         put((_ATTR.size, *old[1:]))
@@ -75,10 +71,12 @@ def short_slices(us: int = SLICE_US) -> Callable[[], None]:
     return restore
 
 
-def current_slice_ns() -> int | None:
-    """The calling thread's time slice as the kernel reports it (``/proc``), if it does."""
+def current_slice_ns(tid: int | None = None) -> int | None:
+    """A thread's time slice (this process's thread ``tid``, by default the calling one) as the
+    kernel reports it (``/proc``), if it does."""
+    tid = threading.get_native_id() if tid is None else tid
     try:
-        with open(f"/proc/self/task/{threading.get_native_id()}/sched", encoding="ascii") as f:
+        with open(f"/proc/self/task/{tid}/sched", encoding="ascii") as f:
             for line in f:
                 if line.startswith("se.slice"):
                     return int(line.split(":")[1])

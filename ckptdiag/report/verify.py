@@ -74,8 +74,6 @@ class VerifyOutcome:
 
     def line(self) -> str:
         """One line for the terminal."""
-        cause = self.causes_before[0] if self.causes_before else "no named cause"
-        fixed = self.cause_fixed or "still there"
         if self.inconclusive:
             runs = " and ".join(name for name, late in zip(("before", "after"), self.behind, strict=True) if late)
             return (
@@ -84,6 +82,8 @@ class VerifyOutcome:
                 f"an idle host (p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; "
                 f"mean {_pair(self.mean_writes_s, ',.0f')} writes/s)"
             )
+        cause = self.causes_before[0] if self.causes_before else "no named cause"
+        fixed = self.cause_fixed or "still there"
         return (
             f"verify: {'PASS' if self.passed else 'FAIL'}: {cause}: {fixed}; "
             f"p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; worst dip {_pair(self.dip_worst_pct, '.0f')} %; "
