@@ -8,12 +8,18 @@ within 10 % of before. Prints one JSON line per run (with the advice's predictio
 the after run measured) and a last line with how many runs passed. ~5.5 minutes a run.
 
     python benchmarks/bench_verify.py [--runs 3] [--scenario stall] [--duration 150] [--only RULE]
+                                      [--same] [--keep DIR]
+
+--same runs the scenario's own settings on both sides: the run-to-run noise the yardstick's
+"not worse" tolerances are set from (docs/lab.md#noise). --keep copies each run's recordings
+and ground truths into DIR.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -48,6 +54,8 @@ def main() -> None:
     parser.add_argument("--scenario", default="stall")
     parser.add_argument("--duration", type=float, default=None)
     parser.add_argument("--only", default=None, help="apply only this recommendation (its id)")
+    parser.add_argument("--same", action="store_true", help="the same settings on both sides (noise)")
+    parser.add_argument("--keep", type=Path, default=None, help="copy recordings and truths here")
     args = parser.parse_args()
     passed = 0
     for i in range(args.runs):
@@ -60,12 +68,19 @@ def main() -> None:
             # as demo --verify: the proven settings; with --only, that rule's change even if it is a check
             chosen = [r for r in recs if r.lab and (r.id == args.only if args.only else r.kind == "setting")]
             overrides = {k: v for r in chosen for k, v in r.lab.items()}
+            if args.same:
+                overrides = {"checkpoint_s": config.checkpoint_s}  # the scenario's own: a setting it already has
             if not overrides:
                 print(json.dumps({"run": i + 1, "verdict": report.dx.severity, "recommended": None}), flush=True)
                 continue
             _, after_config = lab_config(args.scenario, overrides)
             after = run_scenario(scenario, after_config, duration, Path(tmp) / "after.jsonl.gz")
             after_report = diagnose_window((after.recording,), None, None)
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                for side, run in (("before", before), ("after", after)):
+                    shutil.copy(run.recording, args.keep / f"run{i + 1}-{side}.jsonl.gz")
+                    shutil.copy(run.truth_path, args.keep / f"run{i + 1}-{side}.truth.json")
         outcome = judge(report, after_report, before.summary, after.summary)
         passed += outcome.passed
         print(
@@ -81,7 +96,11 @@ def main() -> None:
                     "p99_inside_ms": _round(outcome.p99_inside_ms),
                     "dip_worst_pct": _round(outcome.dip_worst_pct),
                     "mean_writes_s": _round(outcome.mean_writes_s),
-                    "stalls": _round(outcome.stalls),
+                    "stalls": [outcome.before.stalls, outcome.after.stalls],
+                    "stalled_s_per_h": _round((outcome.before.stalled_s_per_h, outcome.after.stalled_s_per_h)),
+                    "lost_per_h": _round((outcome.before.lost_per_h, outcome.after.lost_per_h)),
+                    "p99_between_ms": _round((outcome.before.p99_between_ms, outcome.after.p99_between_ms)),
+                    "worse": list(outcome.worse),
                     "pass": outcome.passed,
                     "behind": list(outcome.behind),
                 }

@@ -118,9 +118,19 @@ def test_contradictory_pairs_are_never_emitted() -> None:
     assert [r.id for r in without_contradictions([interval, lower], GB)] == ["checkpoint-interval", "eviction-dirty"]
 
 
-def test_a_healthy_server_still_gets_no_change() -> None:
-    advice = recommend(diagnose(derive(Server(stall=False, seconds=900).frame()), ServerFacts(version="8.0.4")))
-    assert advice.causes == () and advice.recommendations == ()
+@pytest.mark.parametrize("busy_pct", [None, 97.0])
+def test_a_healthy_server_still_gets_no_change(busy_pct: float | None) -> None:
+    """No stall, no change: also where other processes keep the host's CPUs 97 % busy (#30)."""
+    frame = Server(stall=False, seconds=900).frame()
+    if busy_pct is not None:
+        total_ms = (frame["t"].to_numpy() - frame["t"].iloc[0]) * 16_000.0  # 16 CPUs
+        frame["host.cpu.user_ms"] = total_ms * busy_pct / 100
+        frame["host.cpu.idle_ms"] = total_ms * (1 - busy_pct / 100)
+    dx = diagnose(derive(frame), ServerFacts(version="8.0.4", cores=16))
+    if busy_pct is not None:
+        assert dx.host_cpu_pct_p50 == pytest.approx(busy_pct, abs=1)
+    advice = recommend(dx)
+    assert dx.severity == "ok" and advice.causes == () and advice.recommendations == ()
 
 
 def _kinds(frame: pd.DataFrame, **facts: Any) -> list[str]:

@@ -90,3 +90,49 @@ def test_a_throughput_collapse_is_a_stall_whatever_the_baselines_own_p99() -> No
     assert s.baseline_p99_ms == 324.0 and s.checkpoints[0].ops_ratio == 0.0
     assert s.checkpoints[0].p99_ratio is not None and s.checkpoints[0].p99_ratio < STALL_P99_RATIO
     assert s.stalls == 1
+
+
+def paused_truth(pauses: list[tuple[float, float]], length: int = 125) -> dict[str, Any]:
+    """``length`` s of the paced workload whose writes stop in each pause (a checkpoint spanning
+    it) and complete right after it, as the lab's clients do."""
+    tenths = [RATE // 10] * (length * 10)
+    slow: dict[int, float] = {}
+    for start, end in pauses:
+        first, last = round(start * 10), round(end * 10)
+        delayed = sum(tenths[first:last])
+        tenths[first:last] = [0] * (last - first)
+        tenths[last] += delayed
+        for s in range(int(start), int(end) + 1):
+            slow[s] = (end - start) * 1000
+    seconds = [
+        {
+            "t": 1000.0 + s,
+            "ops": sum(tenths[s * 10 : s * 10 + 10]),
+            "p50_ms": 1.0,
+            "p99_ms": max(2.0, slow.get(s, 0.0)),
+            "max_ms": max(2.0, slow.get(s, 0.0)),
+        }
+        for s in range(length)
+    ]
+    cps = [{"start": 1000.0 + a - 0.1, "end": 1000.0 + b, "duration_s": b - a + 0.1} for a, b in pauses]
+    return {"start": 1000.0, "checkpoints": cps, "seconds": seconds}
+
+
+def test_the_seconds_stalled_and_the_writes_lost_count_every_stall_per_hour() -> None:
+    two_long = summarize(paused_truth([(30.0, 32.0), (90.0, 92.0)]))  # 60 s checkpoints, 2 s each
+    assert two_long.seconds == 120 and two_long.stalls == 2
+    assert two_long.stalled_s == 4  # two whole seconds each
+    assert two_long.lost_writes == 4 * RATE  # caught up after, but lost while they stopped
+    assert two_long.stalled_s_per_h == 4 * 3600 / 120 and two_long.lost_per_h == 4 * RATE * 30
+    # the same workload with 10 s checkpoints, each stopping writes for 0.6 s: p99 inside 3x lower,
+    # but more seconds stalled and more writes lost
+    six_short = summarize(paused_truth([(s + 0.4, s + 1.0) for s in range(10, 120, 10)]))
+    assert six_short.stalls == six_short.stalled_s == 11
+    assert six_short.lost_writes == 11 * 600
+    stalled_s, lost = six_short.stalled_s_per_h, six_short.lost_per_h
+    assert stalled_s is not None and lost is not None and stalled_s > 2 * (two_long.stalled_s_per_h or 0)
+    # a run without a pause loses nothing, whatever its pacing's jitter (a second at 95 %)
+    calm = paused_truth([])
+    calm["seconds"][50]["ops"] = RATE * 0.95
+    quiet = summarize(calm)
+    assert quiet.stalled_s == 0 and quiet.lost_writes == 0 and quiet.lost_per_h == 0

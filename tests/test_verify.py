@@ -2,21 +2,55 @@
 
 from __future__ import annotations
 
-from ckptdiag.report.verify import VerifyOutcome
+from dataclasses import replace
+
+from ckptdiag.lab.truth import TruthFigures, TruthSummary, figures, summarize
+from ckptdiag.report.verify import NOT_WORSE, VerifyOutcome
+from tests.test_truth import paused_truth
+
+_BEFORE = TruthFigures(
+    checkpoints=2,
+    duration_s=16.0,
+    p99_inside_ms=1000.0,
+    p99_inside_max_ms=1200.0,
+    p99_between_ms=2.0,
+    dip_p50_pct=80.0,
+    dip_max_pct=85.0,
+    mean_writes_s=8000.0,
+    stalls=1,
+    stalled_s_per_h=60.0,
+    lost_per_h=240_000.0,
+)
+_AFTER = replace(
+    _BEFORE,
+    p99_inside_ms=100.0,
+    dip_max_pct=20.0,
+    mean_writes_s=8100.0,
+    stalls=0,
+    stalled_s_per_h=0.0,
+    lost_per_h=0.0,
+)
+_PAIRS = {"p99_inside_ms": "p99_inside_ms", "dip_worst_pct": "dip_max_pct", "mean_writes_s": "mean_writes_s"}
 
 
 def _outcome(**changes: object) -> VerifyOutcome:
+    """A passing outcome with ``changes``: a field, or a (before, after) pair of a truth figure."""
+    before, after, fields = _BEFORE, _AFTER, {}
+    for name, value in changes.items():
+        if name in _PAIRS and isinstance(value, tuple):
+            before = replace(before, **{_PAIRS[name]: value[0]})
+            after = replace(after, **{_PAIRS[name]: value[1]})
+        else:
+            fields[name] = value
     base: dict[str, object] = {
         "causes_before": ("io-throttled",),
         "causes_after": (),
         "hurting_s_before": 16.0,
         "hurting_s_after": None,
-        "p99_inside_ms": (1000.0, 100.0),
-        "dip_worst_pct": (85.0, 20.0),
-        "mean_writes_s": (8000.0, 8100.0),
-        "stalls": (1.0, 0.0),
+        "before": before,
+        "after": after,
     }
-    base.update(changes)
+    base.update(fields)
     return VerifyOutcome(**base)  # type: ignore[arg-type]
 
 
@@ -60,3 +94,38 @@ def test_a_run_that_fell_behind_its_paced_rate_makes_the_verdict_inconclusive() 
         assert line.startswith(f"verify: INCONCLUSIVE: the lab fell behind its paced rate ({runs})"), line
         assert "PASS" not in line and "idle host" in line
     assert not _outcome().inconclusive
+
+
+def test_a_change_that_makes_what_the_server_lives_with_worse_fails() -> None:
+    # two long stalls turned into many short ones: p99 inside 3x lower, but more seconds stalled
+    # and more writes lost per hour (the lab's truth of both runs, tests/test_truth.py)
+    long, short = (
+        summarize(paused_truth([(30.0, 32.0), (90.0, 92.0)])),
+        summarize(paused_truth([(s + 0.4, s + 1.0) for s in range(10, 120, 10)])),
+    )
+    outcome = judge_truth(long, short)
+    assert outcome.better and outcome.throughput_kept and outcome.cause_fixed == "gone"
+    assert not outcome.passed
+    assert outcome.worse == ("seconds stalled per hour 120 → 330 s", "writes lost per hour 120,000 → 198,000")
+    line = outcome.line()
+    assert line.startswith("verify: FAIL") and "worse: seconds stalled per hour 120 → 330 s, writes" in line, line
+    # the same pair the other way round passes on these figures (fewer seconds stalled)
+    assert not judge_truth(short, long).worse
+
+
+def test_each_figure_the_server_lives_with_may_not_get_worse_beyond_its_noise() -> None:
+    names = ("stalled_s_per_h", "lost_per_h", "p99_between_ms")
+    for figure, name in zip(NOT_WORSE, names, strict=True):
+        what, level = figure.what, figure.get(_BEFORE) or 0.0
+        margin = max(figure.noise.absolute, figure.noise.relative * level)
+        within = _outcome(after=replace(_AFTER, **{name: level + margin * 0.9}))
+        beyond = _outcome(after=replace(_AFTER, **{name: level + margin * 1.1}))
+        assert within.passed and not within.worse, what
+        assert not beyond.passed and beyond.worse[0].startswith(what), what
+        # unknown on a side is not judged (a run without a baseline p99 between checkpoints)
+        assert not _outcome(after=replace(_AFTER, **{name: None})).worse
+
+
+def judge_truth(before: TruthSummary, after: TruthSummary) -> VerifyOutcome:
+    """The yardstick on two ground truths alone (no diagnosis: the cause counts as gone)."""
+    return VerifyOutcome(("journal-behind-checkpoint",), (), 2.0, None, figures(before), figures(after))

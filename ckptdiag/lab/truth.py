@@ -19,6 +19,20 @@ COLLAPSE_OPS_RATIO = 0.1
 # second to second, the baseline's p99 is the queue's, and a checkpoint's stall cannot be told
 # from the host's load by the 10x rule above.
 PACED_RATIO = 0.9
+# Writes lost: a second's shortfall against the baseline counts where the second kept 90 % or
+# less of it; above that it is the pacing's own jitter (a paced client's second is 600 +- a few).
+LOST_BELOW_RATIO = 0.9
+HOUR_S = 3600.0
+
+
+def stalled(ops_ratio: float | None, p99_ratio: float | None) -> bool:
+    """Throughput at 60 % of the baseline or less with p99 at 10x or more, or a collapse to 10 %:
+    the one rule for a checkpoint (its worst second) and for any second of a run."""
+    if ops_ratio is None:
+        return False
+    if ops_ratio <= COLLAPSE_OPS_RATIO:
+        return True
+    return ops_ratio <= STALL_OPS_RATIO and p99_ratio is not None and p99_ratio >= STALL_P99_RATIO
 
 
 @dataclass(frozen=True)
@@ -33,12 +47,8 @@ class CheckpointImpact:
 
     @property
     def stall(self) -> bool:
-        """Throughput at 60 % of the baseline or less with p99 at 10x or more, or a collapse to 10 %."""
-        if self.ops_ratio is None:
-            return False
-        if self.ops_ratio <= COLLAPSE_OPS_RATIO:
-            return True
-        return self.ops_ratio <= STALL_OPS_RATIO and self.p99_ratio is not None and self.p99_ratio >= STALL_P99_RATIO
+        """Its worst second stalled by :func:`stalled`."""
+        return stalled(self.ops_ratio, self.p99_ratio)
 
 
 @dataclass(frozen=True)
@@ -50,10 +60,23 @@ class TruthSummary:
     mean_ops: float | None
     checkpoints: tuple[CheckpointImpact, ...]
     paced_ops: float | None = None  # the rate the workload was paced at (inserts/s)
+    seconds: int = 0  # seconds after the warm-up: what the per-hour figures are of
+    stalled_s: int = 0  # seconds that stalled by :func:`stalled`, in a checkpoint or not
+    lost_writes: float = 0.0  # the seconds' shortfall against the baseline (LOST_BELOW_RATIO)
 
     @property
     def stalls(self) -> int:
         return sum(c.stall for c in self.checkpoints)
+
+    @property
+    def stalled_s_per_h(self) -> float | None:
+        """Seconds that stalled, per hour of the run: many short stalls against a few long ones."""
+        return self.stalled_s * HOUR_S / self.seconds if self.seconds else None
+
+    @property
+    def lost_per_h(self) -> float | None:
+        """Writes lost against the baseline, per hour of the run."""
+        return self.lost_writes * HOUR_S / self.seconds if self.seconds else None
 
     @property
     def behind(self) -> bool:
@@ -72,6 +95,47 @@ class TruthSummary:
             "second and its ground truth cannot tell a checkpoint's stall from the host's load; run it again "
             "on an idle host to score ckptdiag against it"
         )
+
+
+@dataclass(frozen=True)
+class TruthFigures:
+    """A run's figures by the workload's own measure, as ``demo --verify`` sets them side by side."""
+
+    checkpoints: int
+    duration_s: float | None  # median checkpoint
+    p99_inside_ms: float | None  # median over checkpoints of their worst second's p99
+    p99_inside_max_ms: float | None
+    p99_between_ms: float | None  # the baseline seconds' median p99
+    dip_p50_pct: float | None  # throughput lost in a checkpoint's worst second, median
+    dip_max_pct: float | None
+    mean_writes_s: float | None
+    stalls: int
+    stalled_s_per_h: float | None
+    lost_per_h: float | None
+
+
+def figures(s: TruthSummary) -> TruthFigures:
+    """What :class:`TruthFigures` says of the run ``s`` summarises."""
+    p99 = [c.p99_ratio * s.baseline_p99_ms for c in s.checkpoints if c.p99_ratio is not None and s.baseline_p99_ms]
+    dips = [max(0.0, 100 * (1 - c.ops_ratio)) for c in s.checkpoints if c.ops_ratio is not None]
+    durations = [c.duration_s for c in s.checkpoints if c.duration_s is not None]
+    return TruthFigures(
+        checkpoints=len(s.checkpoints),
+        duration_s=_median(durations),
+        p99_inside_ms=_median(p99),
+        p99_inside_max_ms=max(p99, default=None),
+        p99_between_ms=s.baseline_p99_ms,
+        dip_p50_pct=_median(dips),
+        dip_max_pct=max(dips, default=None),
+        mean_writes_s=s.mean_ops,
+        stalls=s.stalls,
+        stalled_s_per_h=s.stalled_s_per_h,
+        lost_per_h=s.lost_per_h,
+    )
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def _touches(t: float, windows: Sequence[tuple[float, float]], margin: float) -> bool:
@@ -100,7 +164,23 @@ def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
         impacts.append(CheckpointImpact(start, end - start if end > start else None, ops_ratio, p99_ratio, max_ms))
     mean_ops = statistics.fmean(s["ops"] for s in seconds) if seconds else None
     paced = (truth.get("config") or {}).get("write_rate")
-    return TruthSummary(base_ops, base_p99, mean_ops, tuple(impacts), float(paced) if paced else None)
+    stalled_s = lost = 0.0
+    if base_ops:
+        for s in seconds:
+            ratio = s["ops"] / base_ops
+            p99_ratio = s["p99_ms"] / base_p99 if s["p99_ms"] is not None and base_p99 else None
+            stalled_s += stalled(ratio, p99_ratio)
+            lost += base_ops - s["ops"] if ratio <= LOST_BELOW_RATIO else 0.0
+    return TruthSummary(
+        base_ops,
+        base_p99,
+        mean_ops,
+        tuple(impacts),
+        float(paced) if paced else None,
+        len(seconds),
+        int(stalled_s),
+        lost,
+    )
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import statistics
+from collections.abc import Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from ckptdiag.lab.run import LabRun
-from ckptdiag.lab.truth import TruthSummary, match
+from ckptdiag.lab.truth import TruthFigures, TruthSummary, figures, match
 from ckptdiag.report.compare import Row, rows_table
 from ckptdiag.report.fmt import fmt
 
@@ -76,43 +76,25 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     return Group(*parts)
 
 
-def _truth_figures(s: TruthSummary) -> dict[str, float | None]:
-    def median(values: list[float]) -> float | None:
-        return statistics.median(values) if values else None
-
-    p99 = [c.p99_ratio * s.baseline_p99_ms for c in s.checkpoints if c.p99_ratio is not None and s.baseline_p99_ms]
-    dips = [max(0.0, 100 * (1 - c.ops_ratio)) for c in s.checkpoints if c.ops_ratio is not None]
-    durations = [c.duration_s for c in s.checkpoints if c.duration_s is not None]
-    return {
-        "checkpoints": float(len(s.checkpoints)),
-        "duration": median(durations),
-        "p99_inside": median(p99),
-        "p99_inside_max": max(p99) if p99 else None,
-        "p99_between": s.baseline_p99_ms,
-        "dip_p50": median(dips),
-        "dip_max": max(dips) if dips else None,
-        "mean": s.mean_ops,
-        "stalls": float(s.stalls),
-    }
-
-
-TRUTH_ROWS = (
-    ("checkpoints", "checkpoints", "", "", ".0f"),
-    ("duration", "checkpoint duration (p50)", "s", "lower", ".2f"),
-    ("p99_inside", "write p99 inside checkpoints (p50 of their worst second)", "ms", "lower", ",.1f"),
-    ("p99_inside_max", "write p99 inside checkpoints (worst)", "ms", "lower", ",.1f"),
-    ("p99_between", "write p99 between checkpoints", "ms", "lower", ",.2f"),
-    ("dip_p50", "throughput dip (p50 of checkpoints)", "%", "lower", ".0f"),
-    ("dip_max", "throughput dip (worst checkpoint)", "%", "lower", ".0f"),
-    ("mean", "mean throughput", "writes/s", "higher", ",.0f"),
-    ("stalls", "stalled checkpoints", "", "lower", ".0f"),
+TRUTH_ROWS: tuple[tuple[Callable[[TruthFigures], float | None], str, str, str, str], ...] = (
+    (lambda f: f.checkpoints, "checkpoints", "", "", ".0f"),
+    (lambda f: f.duration_s, "checkpoint duration (p50)", "s", "lower", ".2f"),
+    (lambda f: f.p99_inside_ms, "write p99 inside checkpoints (p50 of their worst second)", "ms", "lower", ",.1f"),
+    (lambda f: f.p99_inside_max_ms, "write p99 inside checkpoints (worst)", "ms", "lower", ",.1f"),
+    (lambda f: f.p99_between_ms, "write p99 between checkpoints", "ms", "lower", ",.2f"),
+    (lambda f: f.dip_p50_pct, "throughput dip (p50 of checkpoints)", "%", "lower", ".0f"),
+    (lambda f: f.dip_max_pct, "throughput dip (worst checkpoint)", "%", "lower", ".0f"),
+    (lambda f: f.mean_writes_s, "mean throughput", "writes/s", "higher", ",.0f"),
+    (lambda f: f.stalls, "stalled checkpoints", "", "lower", ".0f"),
+    (lambda f: f.stalled_s_per_h, "seconds stalled per hour", "s", "lower", ",.0f"),
+    (lambda f: f.lost_per_h, "writes lost per hour", "", "lower", ",.0f"),
 )
 
 
 def truth_rows(before: TruthSummary, after: TruthSummary) -> tuple[Row, ...]:
     """The lab's own before/after figures (per-second writes and latency around each checkpoint)."""
-    a, b = _truth_figures(before), _truth_figures(after)
-    return tuple(Row(name, unit, a[key], b[key], better, digits) for key, name, unit, better, digits in TRUTH_ROWS)
+    a, b = figures(before), figures(after)
+    return tuple(Row(name, unit, get(a), get(b), better, digits) for get, name, unit, better, digits in TRUTH_ROWS)
 
 
 def render_truth_compare(before: TruthSummary, after: TruthSummary) -> RenderableType:

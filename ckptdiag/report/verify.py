@@ -8,21 +8,66 @@ truth and on ckptdiag's diagnoses of both runs (docs/lab.md#proof):
 - write p99 inside checkpoints (the median over checkpoints of their worst second) or the
   throughput dip (the worst checkpoint's worst second against the baseline) at least 2x better;
 - mean throughput no more than 10 % below before (a fix that costs throughput is not a fix; one
-  that lifts a cap the workload was held to may raise it).
+  that lifts a cap the workload was held to may raise it);
+- nothing the server lives with got worse: the seconds stalled per hour, the writes lost per
+  hour and write p99 between checkpoints, each within the noise of two runs of the same
+  settings (``NOT_WORSE``). Without these a shorter interval that turns two long stalls into six
+  short ones passed on p99 inside checkpoints alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ckptdiag.advice.model import median
 from ckptdiag.analysis.verdict import hurts
-from ckptdiag.lab.truth import TruthSummary
+from ckptdiag.lab.truth import TruthFigures, TruthSummary, figures
 from ckptdiag.report.document import Report
-from ckptdiag.report.lab import truth_rows
 
 BETTER_RATIO = 0.5  # after / before at most this: 2x better
 MEAN_TOLERANCE = 0.10
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How much higher a figure may read after and still be "not worse": the larger of an
+    absolute and a relative margin, set from two runs of the same settings (docs/lab.md#noise)."""
+
+    absolute: float
+    relative: float
+
+    def worse(self, before: float | None, after: float | None) -> bool:
+        """``after`` above ``before`` by more than the noise (unknown on either side: not judged)."""
+        if before is None or after is None:
+            return False
+        return after > before + max(self.absolute, self.relative * before)
+
+
+@dataclass(frozen=True)
+class NotWorse:
+    """A figure the server lives with, which a change may not make worse beyond its noise."""
+
+    what: str
+    unit: str
+    digits: str
+    get: Callable[[TruthFigures], float | None]
+    noise: Tolerance
+
+    def change(self, before: TruthFigures, after: TruthFigures) -> str | None:
+        """ "what before → after unit" where it got worse, else None."""
+        a, b = self.get(before), self.get(after)
+        if not self.noise.worse(a, b):
+            return None
+        return f"{self.what} {_pair((a, b), self.digits)}{' ' + self.unit if self.unit else ''}"
+
+
+# noise measured by `bench_verify.py --same` (docs/lab.md#noise)
+NOT_WORSE = (
+    NotWorse("seconds stalled per hour", "s", ",.0f", lambda f: f.stalled_s_per_h, Tolerance(30.0, 0.25)),
+    NotWorse("writes lost per hour", "", ",.0f", lambda f: f.lost_per_h, Tolerance(5_000.0, 0.25)),
+    NotWorse("write p99 between checkpoints", "ms", ",.2f", lambda f: f.p99_between_ms, Tolerance(1.0, 0.25)),
+)
 
 
 @dataclass(frozen=True)
@@ -33,11 +78,27 @@ class VerifyOutcome:
     causes_after: tuple[str, ...]
     hurting_s_before: float | None  # the typical checkpoint that hurts, by ckptdiag
     hurting_s_after: float | None
-    p99_inside_ms: tuple[float | None, float | None]
-    dip_worst_pct: tuple[float | None, float | None]
-    mean_writes_s: tuple[float | None, float | None]
-    stalls: tuple[float | None, float | None]
+    before: TruthFigures  # the lab's truth of each run
+    after: TruthFigures
     behind: tuple[bool, bool] = (False, False)  # a run fell behind its paced rate (lab/truth.py)
+
+    @property
+    def p99_inside_ms(self) -> tuple[float | None, float | None]:
+        return self.before.p99_inside_ms, self.after.p99_inside_ms
+
+    @property
+    def dip_worst_pct(self) -> tuple[float | None, float | None]:
+        return self.before.dip_max_pct, self.after.dip_max_pct
+
+    @property
+    def mean_writes_s(self) -> tuple[float | None, float | None]:
+        return self.before.mean_writes_s, self.after.mean_writes_s
+
+    @property
+    def worse(self) -> tuple[str, ...]:
+        """What the server lives with that got worse beyond the noise, as "what before → after"."""
+        changes = (figure.change(self.before, self.after) for figure in NOT_WORSE)
+        return tuple(change for change in changes if change)
 
     @property
     def cause_fixed(self) -> str | None:
@@ -70,7 +131,13 @@ class VerifyOutcome:
     @property
     def passed(self) -> bool:
         """Every point of the yardstick holds, on two runs that kept their paced rate."""
-        return not self.inconclusive and self.cause_fixed is not None and self.better and self.throughput_kept
+        return (
+            not self.inconclusive
+            and self.cause_fixed is not None
+            and self.better
+            and self.throughput_kept
+            and not self.worse
+        )
 
     def line(self) -> str:
         """One line for the terminal."""
@@ -84,11 +151,13 @@ class VerifyOutcome:
             )
         cause = self.causes_before[0] if self.causes_before else "no named cause"
         fixed = self.cause_fixed or "still there"
+        worse = f"; worse: {', '.join(self.worse)}" if self.worse else ""
         return (
             f"verify: {'PASS' if self.passed else 'FAIL'}: {cause}: {fixed}; "
             f"p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; worst dip {_pair(self.dip_worst_pct, '.0f')} %; "
-            f"mean {_pair(self.mean_writes_s, ',.0f')} writes/s "
-            "(pass: the cause gone or reduced, p99 or the dip >= 2x better, mean at most 10 % lower)"
+            f"mean {_pair(self.mean_writes_s, ',.0f')} writes/s{worse} "
+            "(pass: the cause gone or reduced, p99 or the dip >= 2x better, mean at most 10 % lower, and the "
+            "seconds stalled and writes lost per hour and p99 between checkpoints no worse)"
         )
 
 
@@ -110,19 +179,12 @@ def _causes(report: Report) -> tuple[str, ...]:
 
 def judge(before: Report, after: Report, truth_before: TruthSummary, truth_after: TruthSummary) -> VerifyOutcome:
     """The verify yardstick over both runs' diagnoses and ground truths."""
-    rows = {r.name: r for r in truth_rows(truth_before, truth_after)}
-
-    def pair(name: str) -> tuple[float | None, float | None]:
-        return rows[name].before, rows[name].after
-
     return VerifyOutcome(
         causes_before=_causes(before),
         causes_after=_causes(after),
         hurting_s_before=_hurting_s(before),
         hurting_s_after=_hurting_s(after),
-        p99_inside_ms=pair("write p99 inside checkpoints (p50 of their worst second)"),
-        dip_worst_pct=pair("throughput dip (worst checkpoint)"),
-        mean_writes_s=pair("mean throughput"),
-        stalls=pair("stalled checkpoints"),
+        before=figures(truth_before),
+        after=figures(truth_after),
         behind=(truth_before.behind, truth_after.behind),
     )
