@@ -22,6 +22,7 @@ import sys
 import tempfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -115,6 +116,7 @@ def hostile_logs_and_archives(d: Path) -> list[Path]:
         stamped.write_text(boot + real.read_text())
         out.append(stamped)
     slow = d / "slow-queries-1gb.log.gz"
+    line: dict[str, Any]
     line = {"t": {"$date": ""}, "s": "I", "c": "COMMAND", "id": 51803, "ctx": "conn1", "msg": "Slow query",
             "attr": {"type": "command", "ns": "shop.orders", "command": {"find": "orders", "filter": {"a": 1}},
                      "planSummary": "IXSCAN { a: 1 }", "durationMillis": 150,

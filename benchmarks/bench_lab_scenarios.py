@@ -39,7 +39,7 @@ def _run(name: str, duration: float | None, busy: bool) -> dict[str, object]:
             run = run_scenario(
                 scenario, scenario.config, duration or scenario.duration_s, Path(tmp) / f"{name}.jsonl.gz"
             )
-            report = diagnose_window((run.recording,), None, None)
+            report = diagnose_window((run.recording,))
     finally:
         if spinner:
             spinner.terminate()

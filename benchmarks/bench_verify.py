@@ -63,7 +63,7 @@ def main() -> None:
         duration = args.duration or scenario.duration_s
         with tempfile.TemporaryDirectory() as tmp:
             before = run_scenario(scenario, config, duration, Path(tmp) / "before.jsonl.gz")
-            report = diagnose_window((before.recording,), None, None)
+            report = diagnose_window((before.recording,))
             recs = report.advice.recommendations if report.advice else ()
             # as demo --verify: the proven settings; with --only, that rule's change even if it is a check
             chosen = [r for r in recs if r.lab and (r.id == args.only if args.only else r.kind == "setting")]
@@ -75,7 +75,7 @@ def main() -> None:
                 continue
             _, after_config = lab_config(args.scenario, overrides)
             after = run_scenario(scenario, after_config, duration, Path(tmp) / "after.jsonl.gz")
-            after_report = diagnose_window((after.recording,), None, None)
+            after_report = diagnose_window((after.recording,))
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 for side, run in (("before", before), ("after", after)):

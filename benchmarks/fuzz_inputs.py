@@ -176,7 +176,7 @@ def recording_case(rng: np.random.Generator, good: bytes, gz: bool, path: Path) 
     def case() -> str:
         path.write_bytes(data)
         try:
-            diagnose_window((path,), None, None)
+            diagnose_window((path,))
         except CkptdiagError:
             return "named_error"
         return "ok" if _readers_agree(path) else "disagree"

@@ -43,6 +43,7 @@ def _mutate(rng: np.random.Generator, blob: bytes, flips: int) -> bytes:
 
 def log_case(rng: np.random.Generator, d: Path) -> Case:
     def run() -> str:
+        from ckptdiag.model.window import WHOLE
         from ckptdiag.workflows.logs import log_only_report
 
         d.mkdir(parents=True, exist_ok=True)
@@ -53,7 +54,7 @@ def log_case(rng: np.random.Generator, d: Path) -> Case:
         path = d / ("mongod.log.gz" if gz else "mongod.log")
         path.write_bytes(data[: max(1, int(len(data) * float(rng.uniform(0.2, 1.0))))])
         try:
-            log_only_report([path], None, None)
+            log_only_report((path,), WHOLE)
         except CkptdiagError:
             return "named_error"
         return "ok"
