@@ -82,6 +82,19 @@ def test_seed_004_server_gets_30_s_via_syncdelay_on_4x_to_8x() -> None:
         assert rec.lab == {"checkpoint_s": 30}
 
 
+def test_an_interval_already_at_the_floor_is_not_recommended_again() -> None:
+    # syncdelay=10: mongod sleeps 10 s after each checkpoint ends, so 0.6 s checkpoints come every
+    # 10.6 s start to start; each still stops writes, but 10 s is what is configured already and
+    # the rule's floor ("every 10 s instead of 10 s" was printed)
+    server = Server(seconds=300, period=10.6, duration=0.6, mb_per_s=10, stall_ops=20, stall_latency_ms=500)
+    dx, advice = _advise(server, _facts("7.0.21", parameters={"syncdelay": 10}))
+    assert dx.settings.interval.value == 10 and dx.stalls
+    assert "checkpoint-interval" not in _by_id(advice)
+    # configured at 60 (the default) the same checkpoints would get the floor
+    _, default = _advise(Server(seconds=600, period=60.6, duration=3.0, mb_per_s=10, stall_ops=20), _facts("7.0.21"))
+    assert _by_id(default)["checkpoint-interval"].recommended < 60
+
+
 def test_a_34_server_gets_wiredtiger_checkpoint_wait() -> None:
     config = "eviction=(threads_min=4,threads_max=4),checkpoint=(wait=60,log_size=2GB)"
     cmdline = {"parsed": {"storage": {"wiredTiger": {"engineConfig": {"configString": config}}}}}
