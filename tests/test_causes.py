@@ -275,8 +275,38 @@ def test_no_eviction_thread_advice_on_cpus_already_busy(busy_pct: float, advised
     frame["host.cpu.idle_ms"] = total_ms * (1 - busy_pct / 100)
     dx = diagnose(derive(frame), ServerFacts(version="8.0.4", cores=16))
     assert dx.host_cpu_pct_p50 == pytest.approx(busy_pct, abs=1)
-    ids = [r.id for r in recommend(dx).recommendations]
-    assert ("eviction-threads" in ids) is advised
+    recs = {r.id: r for r in recommend(dx).recommendations}
+    assert ("eviction-threads" in recs) is advised
+    # where they are not, the report says why in this host's terms (#30), as a check
+    assert ("eviction-threads-cores" in recs) is not advised
+    if not advised:
+        note = recs["eviction-threads-cores"]
+        assert note.kind == "note" and note.change is None
+        assert (
+            note.title
+            == "More eviction threads need idle cores: this host's CPUs were 95 % busy (median, all processes)"
+        )
+
+
+def test_a_host_with_no_more_cores_than_eviction_threads_is_told_so() -> None:
+    frame = _busy_server_idle_disk()
+    for cores, note in ((2, True), (4, True), (16, False)):
+        recs = {
+            r.id: r
+            for r in recommend(diagnose(derive(frame), ServerFacts(version="8.0.4", cores=cores))).recommendations
+        }
+        assert ("eviction-threads-cores" in recs) is note and ("eviction-threads" in recs) is not note
+        if note:
+            assert recs["eviction-threads-cores"].title.endswith(
+                f"this host has {cores} cores and up to 4 eviction threads already"
+            )
+
+
+def test_no_advice_speaks_of_the_labs_own_host() -> None:
+    # what the lab's machine could not show is ckptdiag's business; the reader's host is the subject
+    from ckptdiag.advice.proof import NOT_PROVEN
+
+    assert not [why for why in NOT_PROVEN.values() if "lab's host" in why or "2 cores" in why]
 
 
 @pytest.mark.parametrize(

@@ -153,6 +153,40 @@ def _threads_worded(dx: Diagnosis, d: ThreadsDecision) -> Recommendation:
     )
 
 
+def threads_need_cores(dx: Diagnosis) -> Recommendation | None:
+    """Where application threads evict but more eviction threads could not run (the host's CPUs
+    busy, or no more cores than threads already): say so in this host's terms, as a check, so the
+    missing threads advice reads as a finding, not an oversight."""
+    ev = dx.settings.eviction
+    app, wait = dx.eviction.app_evicted_pages, dx.eviction.app_wait_s
+    if not (app > 0 or wait > 0) or decide_threads(dx) is not None:
+        return None
+    busy, cores = dx.host_cpu_pct_p50, dx.facts.cores
+    cur_max = int(ev.threads_max.value or DEFAULT_EVICTION_THREADS)
+    if busy is not None and busy >= HOST_BUSY_PCT:
+        why = f"this host's CPUs were {busy:.0f} % busy (median, all processes)"
+    elif cores is not None and cores <= cur_max:
+        why = f"this host has {plural(cores, 'core')} and up to {cur_max} eviction threads already"
+    else:
+        return None
+    return Recommendation(
+        id="eviction-threads-cores",
+        kind="note",
+        setting="eviction=(threads_min,threads_max)",
+        title=f"More eviction threads need idle cores: {why}",
+        current={"threads_min": int(ev.threads_min.value or DEFAULT_EVICTION_THREADS), "threads_max": cur_max},
+        current_source=ev.threads_max.source,
+        recommended=None,
+        evidence=(f"application threads evicted {app:,.0f} pages and waited {wait:.1f} s for the cache", why),
+        predicted={},
+        predicted_text="more threads would take CPU from the operations they are meant to relieve; free CPU "
+        "first (what else runs on this host: top, pidstat), or move to a host with more cores",
+        tradeoffs=(),
+        confidence="medium",
+        confidence_why="from this run's CPU and eviction figures",
+    )
+
+
 @dataclass(frozen=True)
 class UpdatesTriggerDecision:
     """What the updates trigger rule decided, as figures."""

@@ -30,7 +30,8 @@ NOT_PROVEN: dict[str, str] = {
     "about one time in three",
     "cache-size": "the lab runs on a host with memory to spare: it cannot show a page cache squeezed by the cache",
     "eviction-target": "no lab scenario holds the cache at its eviction trigger with clean pages",
-    "eviction-threads": "more eviction threads help only with idle cores to run them; the lab's host has 2",
+    "eviction-threads": "more eviction threads help only where idle cores can run them, and no lab run has "
+    "shown by how much: watch this host's CPU in the stalls (top, pidstat) before and after",
     "eviction-updates": "no lab scenario holds the updates at their trigger with application threads evicting",
     "eviction-updates-target": "the lab's update-eviction pauses come between checkpoints as often as in them, "
     "so a checkpoint verify cannot show this change's effect",

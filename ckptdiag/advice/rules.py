@@ -16,7 +16,13 @@ from ckptdiag.advice.cause import CPU_BUSY, Cause, classify
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.commands import combined, commands
 from ckptdiag.advice.dirty import cache_size_rule, dirty_rule
-from ckptdiag.advice.eviction import eviction_targets_rule, threads_rule, updates_target_rule, updates_trigger_rule
+from ckptdiag.advice.eviction import (
+    eviction_targets_rule,
+    threads_need_cores,
+    threads_rule,
+    updates_target_rule,
+    updates_trigger_rule,
+)
 from ckptdiag.advice.interval import interval_rule
 from ckptdiag.advice.model import checkpoint_shape
 from ckptdiag.advice.notes import notes
@@ -58,6 +64,9 @@ def recommend(dx: Diagnosis) -> Advice:
     if CPU_BUSY in kinds:  # what the CPUs took cannot be told from what a setting would change
         recs = [_check_while_cpu_busy(r, dx) for r in recs]
     recs.extend(notes(dx))
+    cores = threads_need_cores(dx)
+    if cores is not None:
+        recs.append(cores)
     recs = [r if r.change is None else replace(r, commands=commands(r.change, settings)) for r in recs]
     together = combined((r.change for r in recs if r.kind == "setting" and r.change is not None), settings)
     return Advice(tuple(recs), _summary(recs, causes), settings, dx.facts.filesystem, together, causes)
