@@ -158,6 +158,29 @@ def test_a_large_cache_gets_an_absolute_dirty_target() -> None:
     assert "eviction_dirty_target=" + target in rec.apply_runtime
 
 
+def test_a_110_gb_cache_on_a_190_gb_host_whose_checkpoints_write_30_gb() -> None:
+    # seed 003's shape: tens of GB of dirty data a checkpoint (27 GB, 25 % of the cache), written
+    # at 500 MB/s for a minute while writes all but stop (7,500 -> 40 ops/s)
+    server = Server(seconds=1800, period=180, duration=60, mb_per_s=500, ops=7500, stall_ops=40, base_mb_s=20)
+    frame = server.frame()
+    frame["cache.max_bytes"] = float(110 * GB)
+    frame["cache.bytes"] = float(100 * GB)
+    frame["cache.dirty_bytes"] = float(27 * GB)
+    dx = diagnose(derive(frame), _facts("4.0.28", ram_bytes=190 * GB, cores=32))
+    advice = recommend(dx)
+    assert dx.severity == "critical" and dx.episodes[0].bytes_written == pytest.approx(60 * 500 * MB, rel=0.05)
+    recs = _by_id(advice)
+    # the cache: back to mongod's default for this RAM, never above it
+    cache = recs["cache-size"]
+    assert cache.recommended == 94 and "110.0 GB of 190.0 GB RAM (58 %)" in cache.evidence[0]
+    # dirty data: in MB on a cache this size (whole percents are 1.1 GB steps), sized to 2 s of
+    # what the disk showed it writes; the trigger never lowered toward the 25 % the server sustains
+    dirty = recs["eviction-dirty"].recommended
+    assert dirty["eviction_dirty_target"] == "1000MB"
+    assert dirty["eviction_dirty_trigger"] == "22528MB"  # the 20 % in force, in the target's unit
+    assert "5 % of a 110.0 GB cache is 5.5 GB of dirty data: 11.3 s" in recs["eviction-dirty"].evidence[0]
+
+
 def test_the_dirty_target_is_left_alone_where_dirty_data_never_nears_it() -> None:
     # the same large cache with 32 MB of dirty data: the interval, not the target, sets the burst
     frame = _seed_004_server().frame()

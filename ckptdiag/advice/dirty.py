@@ -24,6 +24,9 @@ DIRTY_BURST_S = 2.0  # dirty data at the target should be writable in ~2 s of th
 # ... where dirty data reaches the target at all (80 % of it); below it the interval sets the burst
 DIRTY_NEAR_TARGET = 0.8
 MIN_DIRTY_TARGET_PCT = 1.0  # below 1 % of the cache: say it in bytes (WiredTiger takes > 100 as bytes)
+# ... and on a cache this large, whole percents are steps of a GB or more of dirty data (4 % of
+# 110 GB is 0.9 GB more than 3.2 %): said in MB there too
+LARGE_CACHE_BYTES = 100 * 2**30
 CACHE_OVER_DEFAULT = 1.05  # configured above mongod's default formula by more than 5 %
 
 
@@ -34,13 +37,16 @@ def same_unit(
     target_pct: float, trigger_pct: float, cache: float | None
 ) -> tuple[tuple[str, float], tuple[str, float]]:
     """The target and the trigger as WiredTiger takes them, in one unit: whole % of the cache, or
-    both in MB when the target is under 1 % (a ``44MB`` target beside a ``1`` % trigger is misread).
-    The trigger is rounded up, never below what it was computed to be.
+    both in MB when the target is under 1 % or the cache is ``LARGE_CACHE_BYTES`` or more (a
+    ``44MB`` target beside a ``1`` % trigger is misread). The trigger is rounded up, never below
+    what it was computed to be.
 
     >>> same_unit(4.4, 17.2, 2**30), same_unit(0.5, 2.0, 100 * 2**20)
     ((('4', 4.0), ('18', 18.0)), (('1MB', 1.0), ('2MB', 2.0)))
+    >>> same_unit(3.2, 12.8, 110 * 2**30)[0][0]
+    '3604MB'
     """
-    if target_pct >= MIN_DIRTY_TARGET_PCT or not cache:
+    if not cache or (target_pct >= MIN_DIRTY_TARGET_PCT and cache < LARGE_CACHE_BYTES):
         target, trigger = max(round(target_pct), 1), max(math.ceil(trigger_pct - 1e-9), 2)
         return (str(target), float(target)), (str(trigger), float(trigger))
     target_mb = max(int(target_pct / 100 * cache / 2**20), 1)
