@@ -121,3 +121,42 @@ def test_o_repeated_writes_every_file_from_one_diagnosis(
     assert page.startswith("<!doctype html>") and prom.rstrip().endswith("# EOF")
     twice = CliRunner().invoke(cli, ["report", str(ftdc), "-o", str(names[0]), "-o", str(names[0])])
     assert twice.exit_code == 2 and "given twice" in twice.output
+
+
+def test_every_file_written_is_said_on_stderr_and_an_unknown_extension_is_refused(ftdc: Path, tmp_path: Path) -> None:
+    """#32: "wrote PATH" for each -o file (report and compare), on stderr only (stdout stays the
+    report's); -o r.pdf is a usage error naming the extensions, and nothing is written."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ckptdiag", *args], capture_output=True, text=True, timeout=120)
+
+    md, page = tmp_path / "n.md", tmp_path / "n.html"
+    done = run("report", str(ftdc), "-o", str(md), "-o", str(page), "--fail-on", "never")
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.stderr.splitlines()[-2:] == [f"ckptdiag: wrote {md}", f"ckptdiag: wrote {page}"]
+    change = tmp_path / "change.md"
+    compared = run("compare", str(ftdc), str(ftdc), "-o", str(change))
+    assert compared.returncode == 0 and compared.stderr.splitlines()[-1] == f"ckptdiag: wrote {change}"
+    pdf = tmp_path / "r.pdf"
+    refused = run("report", str(ftdc), "-o", str(pdf))
+    assert refused.returncode == 2 and not pdf.exists()
+    line = refused.stderr.strip()
+    assert line.startswith(f"ckptdiag: error: -o {pdf}: no format is written as .pdf files;") and "\n" not in line
+    assert all(ext in line for ext in formats.known_extensions()) and "give -f" in line
+    # an explicit format writes what it is told, and a name without an extension is the text table
+    assert run("report", str(ftdc), "-f", "json", "-o", str(pdf), "--fail-on", "never").returncode == 0
+    for plain in (tmp_path / "report", tmp_path / "nightly.2026-11-27"):  # a dated name has no extension
+        assert run("report", str(ftdc), "-o", str(plain), "--fail-on", "never").returncode == 0
+        assert plain.read_text().lstrip().startswith("ftdc:")
+
+
+def test_each_commands_help_says_only_what_applies_to_it() -> None:
+    runner = CliRunner()
+    for command in ("report", "compare"):
+        text = " ".join(runner.invoke(cli, [command, "--help"]).output.split())
+        assert "--hosts" not in text and "directory" not in text.split("-o, --output")[1].split("--")[0], command
+    assert "-o directory" in " ".join(runner.invoke(cli, ["diagnose", "--help"]).output.split())
+    metrics = runner.invoke(cli, ["metrics", "-f", "json"])
+    assert metrics.exit_code == 0 and metrics.output.lstrip().startswith("[")

@@ -135,4 +135,4 @@ def compare(
         destinations(fmt, output),
         fail_on,
     )
-    ctx.exit(run_compare(request))
+    ctx.exit(run_compare(request, err))

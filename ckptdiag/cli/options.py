@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -249,8 +250,9 @@ def output_options(func: F) -> F:
             "--output",
             type=click.Path(path_type=Path),
             multiple=True,
-            help="Write the report here (replaced atomically); repeat it for several files from one "
-            "diagnosis (-o n.md -o n.json), each in its extension's format; with diagnose --hosts, a directory.",
+            help="Write the report here (replaced atomically) and say so on stderr; repeat it for several "
+            "files from one run (-o n.md -o n.json), each in its extension's format (an extension no format "
+            "knows is refused).",
         ),
     ]
     return _with_options(func, options)
@@ -299,15 +301,30 @@ def destinations(fmt: str, outputs: tuple[Path, ...]) -> tuple[Destination, ...]
     return tuple(Destination(resolve_format(fmt, p), p) for p in outputs)
 
 
+# what reads as a file's extension (.pdf, .xlsx); a dated name (nightly.2026-11-27, FTDC's
+# metrics.2026-...-00000) has none
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}")
+
+
 def resolve_format(fmt: str, output: Path | None) -> str:
-    """auto -> the output file's kind, else table on a terminal and JSON in a pipe."""
-    from ckptdiag.report.formats import for_path
+    """auto -> the output file's kind (a name without an extension: the text table), else table
+    on a terminal and JSON in a pipe. An extension no format knows is refused: ``-o r.pdf`` wrote
+    a text table into r.pdf."""
+    from ckptdiag.report.formats import for_path, known_extensions
 
     if fmt != "auto":
         return fmt
-    if output is not None:
-        return for_path(output) or "table"
-    return "table" if sys.stdout.isatty() else "json"
+    if output is None:
+        return "table" if sys.stdout.isatty() else "json"
+    known = for_path(output)
+    # a device, FIFO, socket or directory there is the guarded writer's to refuse, with its reason
+    special = output.exists() and not output.is_file()
+    if known is None and _EXTENSION.fullmatch(output.suffix) and not special:
+        raise click.UsageError(
+            f"-o {output}: no format is written as {output.suffix} files; "
+            f"name it {' '.join(known_extensions())}, or give -f"
+        )
+    return known or "table"
 
 
 # the lab's eviction overrides: (option, lowest, highest, help)

@@ -80,6 +80,11 @@ def for_path(path: Path) -> str | None:
     return next((f.name for f in _REGISTRY.values() if suffix in f.extensions), None)
 
 
+def known_extensions() -> tuple[str, ...]:
+    """Every extension ``-f auto`` knows, as ``.json``, in the registry's order."""
+    return tuple(e for f in _REGISTRY.values() for e in f.extensions)
+
+
 def extension(name: str) -> str:
     """The extension a file in format ``name`` is given (without the dot)."""
     return _REGISTRY[name].extensions[0].lstrip(".")

@@ -8,6 +8,7 @@ from typing import Any
 
 from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.status import ExitStatus
+from ckptdiag.workflows import Warn
 from ckptdiag.workflows.report import Destination, diagnose_window, write_text_output
 
 
@@ -53,7 +54,7 @@ class CompareRequest:
     fail_on: str = "never"  # "regress": exit 3 when a figure got worse
 
 
-def run_compare(request: CompareRequest) -> ExitStatus:
+def run_compare(request: CompareRequest, warn: Warn) -> ExitStatus:
     """Diagnose (or read) both sides, write the before/after table in the requested format, and
     return the exit status: 3 when a figure got worse and ``--fail-on regress`` asked it, else 0."""
 
@@ -68,5 +69,6 @@ def run_compare(request: CompareRequest) -> ExitStatus:
         if out.fmt == "table" and out.path is None:
             Console().print(render.render_compare_table(comparison))
             continue
-        write_text_output(formats.render(comparison, out.fmt), out.path, (request.before.path, request.after.path))
+        protect = (request.before.path, request.after.path)
+        write_text_output(formats.render(comparison, out.fmt), out.path, protect, warn)
     return status

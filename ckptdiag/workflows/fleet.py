@@ -143,7 +143,7 @@ def run_fleet(request: FleetRequest, stop_signals: StopSignals, warn: Warn) -> E
         verdicts = list(pool.map(lambda h: _diagnose_host(request, h, stems[h.line], stops, warn), hosts))
     index = FleetIndex(tuple(verdicts))
     target = request.output / f"index.{extension(request.fmt)}" if request.output else None
-    write_text_output(render(index, request.fmt), target, protect=(request.hosts,))
+    write_text_output(render(index, request.fmt), target, protect=(request.hosts,), wrote=warn)
     if target is not None:
         warn(f"{index.summary}; index: {target}")
     if not any(v.diagnosed for v in verdicts):
@@ -193,7 +193,7 @@ def _diagnose_host(request: FleetRequest, host: FleetHost, stem: str, stops: _St
             )
             path = request.output / f"{stem}.{extension(request.fmt)}" if request.output else None
             if path is not None:
-                write_report(report, request.fmt, path, protect=(request.hosts,))
+                write_report(report, request.fmt, path, protect=(request.hosts,), wrote=warn)
     except CkptdiagError as exc:
         say(f"not diagnosed: {exc.one_line()}")
         return HostVerdict(host.line, host.name, target, None, exc.one_line())

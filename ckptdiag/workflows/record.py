@@ -332,7 +332,8 @@ def run_diagnose(
     with kept_on_failure(warn) as scratch:
         result, report = record_and_diagnose(request, stop_signals, warn, scratch)
         for out in request.outputs:
-            write_report(report, out.fmt, out.path, protect=(*_saved(request, result), *request.logs), top=request.top)
+            protect = (*_saved(request, result), *request.logs)
+            write_report(report, out.fmt, out.path, protect=protect, top=request.top, wrote=warn)
     return result, exit_status(report.dx.severity, request.fail_on)
 
 

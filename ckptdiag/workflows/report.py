@@ -127,7 +127,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
     _warn_damage(report, warn)
     with full_collections_deferred():  # the episodes are still there, long-lived, to be written
         for out in request.outputs:
-            write_report(report, out.fmt, out.path, protect=request.paths, top=request.top)
+            write_report(report, out.fmt, out.path, protect=request.paths, top=request.top, wrote=warn)
     return exit_status(report.dx.severity, request.fail_on)
 
 
@@ -140,7 +140,7 @@ def _run_log_only(request: ReportRequest, logs: tuple[Path, ...], warn: Warn) ->
     for line in log_report.log.damaged:
         warn(f"note: log: {line}")
     for out in request.outputs:
-        write_text_output(render(log_report, out.fmt), out.path, request.paths)
+        write_text_output(render(log_report, out.fmt), out.path, request.paths, warn)
     return exit_status(log_report.dx.severity, request.fail_on)
 
 
@@ -188,7 +188,7 @@ def _run_cluster(request: ReportRequest, members: list[Member], warn: Warn) -> E
     """One report per member and the cluster view."""
     cluster = cluster_report(members, request.window, warn)
     for out in request.outputs:
-        write_report(cluster, out.fmt, out.path, protect=request.paths)
+        write_report(cluster, out.fmt, out.path, protect=request.paths, wrote=warn)
     return exit_status(cluster.dx.severity, request.fail_on)
 
 
@@ -228,15 +228,17 @@ def write_report(
     output: Path | None,
     protect: tuple[Path, ...] = (),
     top: int | None = None,
+    wrote: Warn | None = None,
 ) -> None:
     """Render the report in ``fmt`` to ``output`` (atomically) or to the terminal/stdout, listing
-    the ``top`` worst episodes (None: the format's default; 0: all). Only the format's own
-    renderer is imported (a cron job's JSON does not load the HTML page's)."""
+    the ``top`` worst episodes (None: the format's default; 0: all); ``wrote`` is told of a file
+    once it is whole. Only the format's own renderer is imported (a cron job's JSON does not
+    load the HTML page's)."""
     from ckptdiag.report import formats
     from ckptdiag.report.cluster import ClusterReport
 
     if isinstance(report, ClusterReport):
-        write_text_output(formats.render(report, fmt), output, protect)
+        write_text_output(formats.render(report, fmt), output, protect, wrote)
         return
     if fmt == "table" and output is None:  # a terminal: rich's own rendering, in its width
         from rich.console import Console
@@ -247,7 +249,7 @@ def write_report(
         return
     from ckptdiag.report.server import ServerView
 
-    write_text_output(formats.render(ServerView(report, top), fmt), output, protect)
+    write_text_output(formats.render(ServerView(report, top), fmt), output, protect, wrote)
 
 
 def check_outputs(outputs: tuple[Destination, ...], inputs: tuple[Path, ...]) -> None:
@@ -269,12 +271,17 @@ def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:
     return target
 
 
-def write_text_output(text: str, output: Path | None, protect: tuple[Path, ...] = ()) -> None:
+def write_text_output(
+    text: str, output: Path | None, protect: tuple[Path, ...] = (), wrote: Warn | None = None
+) -> None:
     """``text`` to stdout, or through the guarded writer to ``output`` (never over a recording
-    or an input; an HTML page's secrets are replaced by the escaped marker)."""
+    or an input; an HTML page's secrets are replaced by the escaped marker), then "wrote PATH"
+    to ``wrote``: a cron job's log and a DBA both see where each file went."""
     from ckptdiag.guard.outputs import STDOUT, write_text
     from ckptdiag.guard.redact import HTML_REDACTED, REDACTED
 
     target = STDOUT if output is None else check_output(output, protect)
     html = (output is not None and output.suffix.lower() in (".html", ".htm")) or text.lstrip().startswith("<!")
     write_text(target, text, marker=HTML_REDACTED if html else REDACTED)
+    if output is not None and wrote is not None:
+        wrote(f"wrote {output}")
