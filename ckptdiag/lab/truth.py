@@ -112,6 +112,7 @@ class TruthFigures:
     stalls: int
     stalled_s_per_h: float | None
     lost_per_h: float | None
+    seconds: int = 0  # the run's length after its warm-up: what the per-hour figures are of
 
 
 def figures(s: TruthSummary) -> TruthFigures:
@@ -131,6 +132,7 @@ def figures(s: TruthSummary) -> TruthFigures:
         stalls=s.stalls,
         stalled_s_per_h=s.stalled_s_per_h,
         lost_per_h=s.lost_per_h,
+        seconds=s.seconds,
     )
 
 

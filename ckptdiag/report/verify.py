@@ -17,6 +17,7 @@ truth and on ckptdiag's diagnoses of both runs (docs/lab.md#proof):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,19 +30,27 @@ BETTER_RATIO = 0.5  # after / before at most this: 2x better
 MEAN_TOLERANCE = 0.10
 
 
+# the run length (seconds after the warm-up) the tolerances below were measured at: a per-hour
+# figure of a run twice as long is a mean over twice the checkpoints, its noise 1/sqrt(2) as large
+NOISE_RUN_S = 146.0
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """How much higher a figure may read after and still be "not worse": the larger of an
-    absolute and a relative margin, set from two runs of the same settings (docs/lab.md#noise)."""
+    absolute and a relative margin, what runs of the same settings differed by (the 90th
+    percentile of their pairs, docs/lab.md#noise), for runs of ``NOISE_RUN_S``."""
 
     absolute: float
     relative: float
 
-    def worse(self, before: float | None, after: float | None) -> bool:
-        """``after`` above ``before`` by more than the noise (unknown on either side: not judged)."""
+    def worse(self, before: float | None, after: float | None, seconds: float = NOISE_RUN_S) -> bool:
+        """``after`` above ``before`` by more than the noise of runs ``seconds`` long (unknown on
+        either side: not judged)."""
         if before is None or after is None:
             return False
-        return after > before + max(self.absolute, self.relative * before)
+        scale = math.sqrt(NOISE_RUN_S / seconds) if seconds > 0 else 1.0
+        return after > before + max(self.absolute, self.relative * before) * scale
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,7 @@ class NotWorse:
     def change(self, before: TruthFigures, after: TruthFigures) -> str | None:
         """ "what before → after unit" where it got worse, else None."""
         a, b = self.get(before), self.get(after)
-        if not self.noise.worse(a, b):
+        if not self.noise.worse(a, b, min(before.seconds, after.seconds)):
             return None
         return f"{self.what} {_pair((a, b), self.digits)}{' ' + self.unit if self.unit else ''}"
 
