@@ -13,12 +13,16 @@ CACHE_KEY = "cache_size"  # persistently the cache is mongod's own option, not p
 
 @dataclass(frozen=True)
 class Commands:
-    """How to apply a change now (lost at restart) and persistently, and how to revert both."""
+    """How to apply a change now (lost at restart) and persistently, and how to revert both: each
+    one language, pasteable as it is (mongosh lines; mongod.conf YAML, a comment where a line is
+    to be removed); ``engine``: the WiredTiger config string an engine change sets, for tools that
+    take one."""
 
     apply_runtime: tuple[str, ...] = ()
     apply_config: str | None = None
     revert_runtime: tuple[str, ...] = ()
     revert_config: str | None = None
+    engine: str | None = None
 
 
 def _runtime_wt(config: str) -> str:
@@ -61,7 +65,7 @@ def commands(change: Change, settings: EngineSettings) -> Commands:
     """The commands of one change."""
     if isinstance(change, ParameterChange):
         revert_config = (
-            "remove " + ".".join(change.config_path)
+            f"# {'.'.join(change.config_path)}: remove the line (back to the default)"
             if change.old_inferred
             else _yaml(change.config_path, f"{change.old:g}")
         )
@@ -76,13 +80,14 @@ def commands(change: Change, settings: EngineSettings) -> Commands:
     revert_config = (
         _block(head, _engine_yaml(settings, change.set, revert=True))
         if settings.config_string or only_cache
-        else "remove configString (back to the defaults)"
+        else "# storage.wiredTiger.engineConfig.configString: remove the line (back to the defaults)"
     )
     return Commands(
         (_runtime_wt(render_config(change.set)),),
         _block(head, _engine_yaml(settings, change.set, revert=False)),
         (_runtime_wt(render_config(change.revert)),),
         revert_config,
+        render_config(change.set),
     )
 
 
@@ -104,7 +109,11 @@ def combined(changes: Iterable[Change], settings: EngineSettings) -> Commands:
         revert_runtime.append(_set_parameter(change.parameter, change.old))
         path = change.config_path[1:]  # under storage:
         storage.append(_yaml(path, f"{change.new:g}"))
-        storage_revert.append(f"# {'.'.join(path)}: remove" if change.old_inferred else _yaml(path, f"{change.old:g}"))
+        storage_revert.append(
+            f"# {'.'.join(change.config_path)}: remove the line (back to the default)"
+            if change.old_inferred
+            else _yaml(path, f"{change.old:g}")
+        )
     if engine:
         runtime.append(_runtime_wt(render_config(engine)))
         revert_runtime.append(_runtime_wt(render_config(engine_revert)))
@@ -116,11 +125,17 @@ def combined(changes: Iterable[Change], settings: EngineSettings) -> Commands:
         ]
     if not storage:
         return Commands()
+    revert = (
+        "\n".join(storage_revert)  # only lines to remove: comments, never an empty `storage:` (null)
+        if all(line.startswith("#") for line in storage_revert)
+        else "storage:\n" + "\n".join(_indent(storage_revert))
+    )
     return Commands(
         tuple(runtime),
         "storage:\n" + "\n".join(_indent(storage)),
         tuple(revert_runtime),
-        "storage:\n" + "\n".join(_indent(storage_revert)),
+        revert,
+        render_config(engine) if engine else None,
     )
 
 

@@ -50,7 +50,7 @@ class Recommendation:
 
     @property
     def revert_config(self) -> str | None:
-        """The mongod.conf lines (or the instruction) that revert it."""
+        """The mongod.conf lines that revert it (a YAML comment where a line is to be removed)."""
         return self.commands.revert_config
 
     def to_json(self) -> dict[str, Any]:
@@ -66,7 +66,11 @@ class Recommendation:
             "predicted": {**self.predicted, "text": self.predicted_text},
             "tradeoffs": list(self.tradeoffs),
             "confidence": {"level": self.confidence, "why": self.confidence_why},
-            "apply": {"runtime": self.apply_runtime, "mongod_conf": self.apply_config},
+            "apply": {
+                "runtime": self.apply_runtime,
+                "mongod_conf": self.apply_config,
+                "wiredtiger_config": self.commands.engine,
+            },
             "revert": {"runtime": self.revert_runtime, "mongod_conf": self.revert_config},
         }
 
@@ -107,6 +111,10 @@ class Advice:
                 "filesystem": self.filesystem,
                 "notes": list(s.notes),
             },
-            "apply": {"runtime": list(self.combined.apply_runtime), "mongod_conf": self.combined.apply_config},
+            "apply": {
+                "runtime": list(self.combined.apply_runtime),
+                "mongod_conf": self.combined.apply_config,
+                "wiredtiger_config": self.combined.engine,
+            },
             "revert": {"runtime": list(self.combined.revert_runtime), "mongod_conf": self.combined.revert_config},
         }

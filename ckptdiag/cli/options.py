@@ -298,7 +298,7 @@ def destinations(fmt: str, outputs: tuple[Path, ...]) -> tuple[Destination, ...]
         raise click.UsageError(f"-o {twice} is given twice")
     if not outputs:
         return (Destination(resolve_format(fmt, None)),)
-    return tuple(Destination(resolve_format(fmt, p), p) for p in outputs)
+    return tuple(Destination(resolve_format(fmt, p), p, unknown_extension(fmt, p)) for p in outputs)
 
 
 # what reads as a file's extension (.pdf, .xlsx); a dated name (nightly.2026-11-27, FTDC's
@@ -308,23 +308,25 @@ _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}")
 
 def resolve_format(fmt: str, output: Path | None) -> str:
     """auto -> the output file's kind (a name without an extension: the text table), else table
-    on a terminal and JSON in a pipe. An extension no format knows is refused: ``-o r.pdf`` wrote
-    a text table into r.pdf."""
-    from ckptdiag.report.formats import for_path, known_extensions
+    on a terminal and JSON in a pipe."""
+    from ckptdiag.report.formats import for_path
 
     if fmt != "auto":
         return fmt
     if output is None:
         return "table" if sys.stdout.isatty() else "json"
-    known = for_path(output)
-    # a device, FIFO, socket or directory there is the guarded writer's to refuse, with its reason
-    special = output.exists() and not output.is_file()
-    if known is None and _EXTENSION.fullmatch(output.suffix) and not special:
-        raise click.UsageError(
-            f"-o {output}: no format is written as {output.suffix} files; "
-            f"name it {' '.join(known_extensions())}, or give -f"
-        )
-    return known or "table"
+    return for_path(output) or "table"
+
+
+def unknown_extension(fmt: str, output: Path | None) -> str:
+    """Why ``-f auto`` cannot write ``output`` (an extension no format writes: ``-o r.pdf`` wrote a
+    text table into r.pdf), or "" where it can. Refused once the guarded writer has checked the
+    file (an input, a device: its reason comes first)."""
+    from ckptdiag.report.formats import for_path
+
+    if fmt != "auto" or output is None or for_path(output) or not _EXTENSION.fullmatch(output.suffix):
+        return ""
+    return f"-o {output}: no format is written as {output.suffix} files"
 
 
 # the lab's eviction overrides: (option, lowest, highest, help)

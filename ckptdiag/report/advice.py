@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ckptdiag.advice.commands import Commands
 from ckptdiag.advice.recommendation import Advice, Recommendation
 
 
@@ -27,7 +28,8 @@ def _current(r: Recommendation) -> str:
 
 
 def advice_renderables(advice: Advice) -> list[RenderableType]:
-    """Rich renderables: one panel per recommendation, then the combined commands."""
+    """Rich renderables: one panel per recommendation, then the combined commands, each block one
+    language (mongosh, mongod.conf YAML, a WiredTiger config string) to paste as it is."""
     if not advice.recommendations:
         return [Text(f"Recommendations: {advice.summary}", style="bold green")]
     out: list[RenderableType] = [Text(f"Recommendations: {advice.summary}", style="bold")]
@@ -50,31 +52,47 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
             body.append(f"trade-off: {line}\n", style="dim")
         body.append(f"confidence: {r.confidence} ({r.confidence_why})", style="italic")
         parts: list[RenderableType] = [body]
-        if r.apply_runtime:
-            parts.append(Text("apply now (lost at restart):", style="bold"))
-            parts.append(Syntax(r.apply_runtime, "javascript", background_color="default", word_wrap=True))
-        if r.apply_config:
-            parts.append(Text("mongod.conf (persistent):", style="bold"))
-            parts.append(Syntax(r.apply_config, "yaml", background_color="default", word_wrap=True))
-        if r.revert_runtime or r.revert_config:
-            parts.append(
-                Text("revert: " + " ; ".join(x for x in (r.revert_runtime, r.revert_config) if x), style="dim")
-            )
+        for label, code, language in _blocks(r.commands):
+            parts.append(Text(label + ":", style="bold" if label.startswith("apply") else "dim"))
+            parts.append(Syntax(code, language, background_color="default", word_wrap=True))
         label = "check" if r.kind == "note" else "change"
         out.append(Panel(Group(*parts), title=f"{i}. {label}: {r.title}", title_align="left"))
     if advice.combined.apply_runtime or advice.combined.apply_config:
-        # unwrapped and uncut, so that a terminal's own wrapping copies back as one line
-        out.append(Text("All together (copy from here):", style="bold"))
-        for block in (*advice.combined.apply_runtime, advice.combined.apply_config):
-            if block:
-                out.append(Text(block, style="cyan", no_wrap=True, overflow="ignore"))
+        out.append(Text("All together, a block per place it goes (copy each as it is):", style="bold"))
+        for label, code, _language in _blocks(advice.combined):
+            out.append(Text(label + ":", style="bold" if label.startswith("apply") else "dim"))
+            # unwrapped and uncut, so that a terminal's own wrapping copies back as one line
+            out.append(Text(code, style="cyan", no_wrap=True, overflow="ignore"))
     for note in advice.settings.notes:
         out.append(Text(f"note: {note}", style="dim"))
     return out
 
 
+def _blocks(c: Commands) -> list[tuple[str, str, str]]:
+    """(label, code, language) of each block of ``c``: one language a block, as it is pasted."""
+    blocks = [
+        ("apply now, in mongosh (lost at restart)", "\n".join(c.apply_runtime), "javascript"),
+        ("apply for good, in mongod.conf", c.apply_config or "", "yaml"),
+        ("the same engine change as a WiredTiger config string", c.engine or "", "text"),
+        ("revert now, in mongosh", "\n".join(c.revert_runtime), "javascript"),
+        ("revert in mongod.conf", c.revert_config or "", "yaml"),
+    ]
+    return [b for b in blocks if b[1]]
+
+
+_FENCE = {"javascript": "js", "yaml": "yaml", "text": "text"}
+
+
+def _markdown_blocks(c: Commands) -> list[str]:
+    out: list[str] = []
+    for label, code, language in _blocks(c):
+        out += [label[0].upper() + label[1:] + ":", "", f"```{_FENCE[language]}", code, "```", ""]
+    return out
+
+
 def advice_markdown(advice: Advice) -> list[str]:
-    """Markdown lines: a section per recommendation with its commands in code blocks."""
+    """Markdown lines: a section per recommendation with its commands in code blocks, one language
+    a block."""
     out = ["## Recommendations", "", f"**{advice.summary}**", ""]
     for cause in advice.causes:
         out += [f"### Cause: {cause.title}", "", *(f"- {line}" for line in cause.evidence), ""]
@@ -86,26 +104,8 @@ def advice_markdown(advice: Advice) -> list[str]:
         out += [f"- effect: {r.predicted_text}"]
         out += [f"- trade-off: {line}" for line in r.tradeoffs]
         out += [f"- confidence: {r.confidence} ({r.confidence_why})", ""]
-        if r.apply_runtime:
-            out += ["Apply now (lost at restart):", "", "```js", r.apply_runtime, "```", ""]
-        if r.apply_config:
-            out += ["mongod.conf (persistent):", "", "```yaml", r.apply_config, "```", ""]
-        if r.revert_runtime or r.revert_config:
-            out += ["Revert:", "", "```", *(x for x in (r.revert_runtime, r.revert_config) if x), "```", ""]
+        out += _markdown_blocks(r.commands)
     if advice.combined.apply_runtime or advice.combined.apply_config:
-        out += ["### All together", ""]
-        if advice.combined.apply_runtime:
-            out += ["```js", *advice.combined.apply_runtime, "```", ""]
-        if advice.combined.apply_config:
-            out += ["```yaml", advice.combined.apply_config, "```", ""]
-        out += [
-            "Revert all:",
-            "",
-            "```",
-            *advice.combined.revert_runtime,
-            advice.combined.revert_config or "",
-            "```",
-            "",
-        ]
+        out += ["### All together", "", *_markdown_blocks(advice.combined)]
     out += [f"- note: {n}" for n in advice.settings.notes]
     return out

@@ -9,7 +9,7 @@ from typing import Any
 from ckptdiag.model.window import WHOLE, TimeWindow
 from ckptdiag.status import ExitStatus
 from ckptdiag.workflows import Warn
-from ckptdiag.workflows.report import Destination, diagnose_window, write_text_output
+from ckptdiag.workflows.report import Destination, check_outputs, diagnose_window, write_text_output
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ def run_compare(request: CompareRequest, warn: Warn) -> ExitStatus:
     from ckptdiag.report import compare as render
     from ckptdiag.report import formats
 
+    check_outputs(request.outputs, (request.before.path, request.after.path))  # before the work
     comparison = render.compare(load_side(request.before), load_side(request.after))
     status = ExitStatus.WARN if request.fail_on == "regress" and comparison.worse else ExitStatus.OK
     for out in request.outputs:

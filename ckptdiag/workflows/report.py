@@ -28,6 +28,7 @@ class Destination:
 
     fmt: str
     path: Path | None = None
+    refused: str = ""  # why this file cannot be written in any format (the CLI's -f auto), if so
 
 
 @dataclass(frozen=True)
@@ -253,10 +254,17 @@ def write_report(
 
 
 def check_outputs(outputs: tuple[Destination, ...], inputs: tuple[Path, ...]) -> None:
-    """:func:`check_output` of every file among ``outputs``, before any work."""
+    """:func:`check_output` of every file among ``outputs``, then any the CLI could choose no
+    format for, before any work."""
+    from ckptdiag.errors import UsageError
+    from ckptdiag.report.formats import known_extensions
+
     for out in outputs:
         if out.path is not None:
             check_output(out.path, inputs)
+    for out in outputs:
+        if out.refused:
+            raise UsageError(out.refused, f"name it {' '.join(known_extensions())}, or give -f")
 
 
 def check_output(output: Path, inputs: tuple[Path, ...]) -> Target:
