@@ -138,3 +138,21 @@ def test_startup_options_are_kept_redacted_and_rotations_come_first_in_any_order
     assert [t for t, _ in events.options] == sorted(t for t, _ in events.options)
     parsed = events.options[-1][1]
     assert parsed["storage"]["dbPath"] == "/data" and "Zpw9" not in repr(parsed)
+
+
+def test_the_open_config_is_shown_as_the_settings_that_bear_on_checkpoints() -> None:
+    """#32: ~600 characters of open config in a report line: the keys that bear on checkpoints
+    are shown, the others named (statistics, verbose, ...) and kept whole in the JSON."""
+    import json
+    import subprocess
+    import sys
+
+    log = shared_path("logs", "keyhole-mongod-4.0.3.log")
+    run = [sys.executable, "-m", "ckptdiag", "report", str(log), "--fail-on", "never", "-f"]
+    text = subprocess.run([*run, "md"], capture_output=True, text=True, timeout=120).stdout
+    line = next(x for x in text.splitlines() if "WiredTiger opened at" in x)
+    assert "with: cache_size=512M,eviction=(threads_min=4,threads_max=4),log=(enabled=true," in line
+    assert "(and 7 more: create, session_max, config_base, statistics, file_manager, statistics_log, verbose;" in line
+    assert "statistics_log=(wait=0)" not in line
+    doc = json.loads(subprocess.run([*run, "json"], capture_output=True, text=True, timeout=120).stdout)
+    assert "statistics_log=(wait=0)" in json.dumps(doc)

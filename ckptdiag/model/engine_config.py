@@ -74,6 +74,35 @@ def parse_config(text: str) -> dict[str, Any]:
     return out
 
 
+# the open config's keys that bear on checkpoints, in the order a DBA reads them
+CHECKPOINT_KEYS = (
+    "cache_size",
+    "checkpoint",
+    "eviction",
+    "eviction_target",
+    "eviction_trigger",
+    "eviction_dirty_target",
+    "eviction_dirty_trigger",
+    "eviction_updates_target",
+    "eviction_updates_trigger",
+    "io_capacity",
+    "log",
+    "history_store",
+)
+
+
+def checkpoint_settings(config: str) -> tuple[str, tuple[str, ...]]:
+    """The keys of a WiredTiger config string that bear on checkpoints (``CHECKPOINT_KEYS``),
+    as a string, and the names of the others (folded where a report shows it).
+
+    >>> checkpoint_settings("create,cache_size=512M,session_max=20000,eviction=(threads_min=4),statistics=(fast)")
+    ('cache_size=512M,eviction=(threads_min=4)', ('create', 'session_max', 'statistics'))
+    """
+    parsed = parse_config(config)
+    kept = {key: parsed[key] for key in CHECKPOINT_KEYS if key in parsed}
+    return render_config(kept), tuple(key for key in parsed if key not in kept)
+
+
 def render_config(parsed: Mapping[str, Any]) -> str:
     """A parsed WiredTiger configuration back to its string form.
 

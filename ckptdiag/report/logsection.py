@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ckptdiag.analysis.slowops import SlowOpCorrelation, SlowOpGroup
+from ckptdiag.model.engine_config import checkpoint_settings
 from ckptdiag.model.logevents import LogEvents, LogReport
 from ckptdiag.recording import utc_iso
 
@@ -104,7 +105,10 @@ class LogSection:
             longest = f"; the longest {self.longest_checkpoint_s:g} s" if self.longest_checkpoint_s else ""
             out.append(f"checkpoint messages: {kinds}{longest}")
         if self.engine_config_at is not None:
-            out.append(f"WiredTiger opened at {utc_iso(self.engine_config_at)} with: {self.engine_config}")
+            # the keys that bear on checkpoints; the rest (statistics, verbose, ...) by name, whole in the JSON
+            kept, others = checkpoint_settings(self.engine_config or "")
+            folded = f" (and {len(others)} more: {', '.join(others)}; whole in the JSON)" if others else ""
+            out.append(f"WiredTiger opened at {utc_iso(self.engine_config_at)} with: {kept or '-'}{folded}")
         out += [f"log damage: {d}" for d in self.damaged]
         return out
 
