@@ -88,6 +88,26 @@ def test_every_format_shows_the_members(bundle: Path, fmt: str) -> None:
     assert rows["db1.example.net:27017"].count("|") >= 9
 
 
+def test_the_terminal_lists_each_members_worst_checkpoints_below_the_summary(bundle: Path) -> None:
+    """#32: one line per member said nothing of a member's checkpoints; each member's worst are
+    listed below the summary, which says so."""
+    text = ckptdiag("report", str(bundle), "-f", "table", "--fail-on", "never").stdout
+    first = text.splitlines()[0]
+    assert first.startswith("CRITICAL") and first.endswith(
+        "each member's 5 worst checkpoints below (whole reports: -f md, html or json)"
+    )
+    sections = text.split("\n── ")[1:]
+    assert [s.split(":", 2)[0] + ":" + s.split(":", 2)[1] for s in sections] == [
+        "db1.example.net:27017",
+        "db2.example.net:27018",
+        "db3.example.net:27019",
+    ]
+    stalled = next(s for s in sections if s.startswith("db2.example.net:27018: CRITICAL"))
+    assert stalled.count("STALL") == 5 and "showing the 5 worst" in stalled and "(--top)" not in stalled
+    calm = next(s for s in sections if s.startswith("db1.example.net:27017: OK"))
+    assert "STALL" not in calm and calm.count("22:") >= 5
+
+
 def test_the_html_page_draws_every_members_lane(bundle: Path) -> None:
     import re
     import xml.etree.ElementTree as ET

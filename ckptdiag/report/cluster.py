@@ -97,11 +97,14 @@ class ClusterReport:
         return f'<div class="charts">{svg}</div>' if svg else None
 
     def text(self) -> str:
-        """The terminal report: the members table and the findings (each member's detail is in
-        the other formats)."""
+        """The terminal report: the members table, the findings, then each member's worst
+        checkpoints (its whole report is in the other formats)."""
+        from ckptdiag.report.terminal import episodes_text
+
         d = self.dx
         width = max((len(m.name) for m in d.members), default=6)
-        lines = [f"{d.severity.upper()}  {d.summary}", ""]
+        said = f"; each member's {MEMBER_TOP} worst checkpoints below (whole reports: -f md, html or json)"
+        lines = [f"{d.severity.upper()}  {d.summary}{said if self.members else ''}", ""]
         lines.append(f"{'member':<{width}}  {'role':<9}  {'verdict':<8}  {'ckpts':>5}  {'stalls':>6}  summary")
         for m in d.members:
             role = m.role or "-"
@@ -109,10 +112,14 @@ class ClusterReport:
             lines.append(f"{m.name:<{width}}  {role:<9}  {m.severity:<8}  {counts}  {m.summary}")
         lines += ["", *self.timeline()]
         lines += [""] + [f"• {f}" for f in d.findings] + [f"skipped: {s}" for s in self.skipped]
+        for name, r in self.members:
+            lines += ["", f"── {name}: {r.dx.severity.upper()}  {r.dx.summary}"]
+            lines += episodes_text(r.dx, MEMBER_TOP).rstrip("\n").splitlines() if r.dx.episodes else ["no checkpoint"]
         return "\n".join(lines).rstrip("\n") + "\n"
 
 
 TIMELINE_WIDTH = 96
+MEMBER_TOP = 5  # checkpoints listed per member in a terminal (the worst, in time order)
 
 
 def _marks(report: Report, start: float, end: float, width: int) -> str:

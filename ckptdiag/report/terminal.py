@@ -218,8 +218,8 @@ class _EpisodeTable:
     (in a word or two) where the console is wide enough, else with the stall marker alone and a
     caption saying where the reasons are (at 80 columns a why column squeezes every figure)."""
 
-    def __init__(self, dx: Diagnosis, limit: int) -> None:
-        self.dx, self.limit = dx, limit
+    def __init__(self, dx: Diagnosis, limit: int, top_option: bool = True) -> None:
+        self.dx, self.limit, self.top_option = dx, limit, top_option
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         dx, limit = self.dx, self.limit
@@ -230,7 +230,8 @@ class _EpisodeTable:
                 + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
                 + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
                 + (f"; data disk {dx.disk}" if dx.disk else "")
-                + (f"; showing the {limit} worst (--top)" if len(dx.episodes) > limit else "")
+                + (f"; showing the {limit} worst" if len(dx.episodes) > limit else "")
+                + (" (--top)" if len(dx.episodes) > limit and self.top_option else "")
             ),
             title_justify="left",
             caption=None if wide else "why each is a stall or not: -f md or -f json, or a wider terminal",
@@ -243,6 +244,16 @@ class _EpisodeTable:
         for *row, stall, why in rows:
             table.add_row(*row, *((stall, why) if wide else (stall,)), style="red" if stall == "STALL" else None)
         yield table
+
+
+def episodes_text(dx: Diagnosis, limit: int, width: int = 120) -> str:
+    """The episodes table of ``dx`` (its ``limit`` worst) as plain text: a cluster's member in a terminal."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    table = _EpisodeTable(dx, limit, top_option=False)  # a member's list is not --top's
+    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(table)
+    return buffer.getvalue()
 
 
 def render_text(r: Report, width: int = 120, top: int | None = None) -> str:
