@@ -93,3 +93,60 @@ def test_the_cluster_table_has_a_row_per_member_with_its_role_and_lag() -> None:
     assert "primary" in rows["db1:27017"] and "RUNNING" in rows["db1:27017"] and "110" in rows["db1:27017"]
     assert "secondary" in rows["db2:27017"] and rows["db2:27017"].rstrip(" │").endswith("7")
     assert "db2:27017 is now primary (was secondary)" in text
+
+
+def test_the_status_shows_progress_against_the_duration_and_why_a_column_is_empty() -> None:
+    """#32: elapsed of -d with the time left; and every '-' says why (w p99 stayed '-' with
+    --source diagnostic and no reason)."""
+    a, b = _samples()
+    out = io.StringIO()
+    console = Console(file=out, width=160, force_terminal=False, color_system=None)
+    with LiveStatus(console, "mongodb://h", "x.jsonl.gz", duration=120, source="diagnostic") as live:
+        live.on_sample(a)
+        live.on_sample(b)
+    text = out.getvalue()
+    last = " ".join(text[text.rindex("ckptdiag record") :].split())  # the caption wraps at the table width
+    assert "1/120s" in last and "119 s left; Ctrl-C stops" in last
+    assert "- w p99: no latency histograms in getDiagnosticData's serverStatus (--source serverStatus has them)" in last
+    assert "rates" not in last  # said only while a single sample is in
+
+
+def test_unknown_reasons_name_each_empty_column() -> None:
+    from ckptdiag.report.live import unknown_reasons
+
+    a, b = _samples()
+    assert unknown_reasons(None, a, instant(None, a), "serverStatus") == [
+        "rates (ops/s, wMB/s, util%, w p99, app-ev/s) from the second sample"
+    ]
+    remote = {**b, "disk": {}}
+    reasons = unknown_reasons(a, remote, instant(a, remote), "serverStatus")
+    assert any(r.startswith("wMB/s, util%: no data disk sampled") for r in reasons)
+    with_hist = {**b, "hist": {"writes": [[256, 0]]}}
+    first = {**a, "hist": {"writes": [[256, 0]]}}
+    assert "w p99: no writes in the interval" in unknown_reasons(first, with_hist, instant(first, with_hist), "x")
+    full = {**b, "hist": {"writes": [[256, 10]]}}
+    assert not [r for r in unknown_reasons(first, full, instant(first, full), "x") if r.startswith(("w p99", "wMB"))]
+
+
+def test_rows_scroll_a_line_per_sample_with_the_header_again_every_20() -> None:
+    from ckptdiag.report.live import RowsStatus
+
+    a, b = _samples()
+    out = io.StringIO()
+    console = Console(file=out, width=160, force_terminal=False, color_system=None)
+    rows = RowsStatus(console, duration=60)
+    samples = [a] + [{**b, "mono": 10.0 + k, "seq": k} for k in range(1, 25)]
+    with rows:
+        for i, s in enumerate(samples):
+            rows.on_sample(s)
+            if i == 3:
+                rows.on_event({"kind": "gap", "time": "2026-11-22T14:00:00.000Z", "reason": "connection closed"})
+    lines = out.getvalue().splitlines()
+    headers = [i for i, line in enumerate(lines) if line.split()[:2] == ["elapsed", "ckpt"]]
+    assert len(headers) == 2  # 25 samples: the header at the first and the 21st
+    data = [line for line in lines if line.split()[0].endswith("/60s")]
+    assert len(data) == 25 and data[0].split()[0] == "0/60s" and data[-1].split()[0] == "24/60s"
+    assert "RUN" in data[1] and "110" in data[1]
+    assert "2026-11-22T14:00:00.000Z gap connection closed" in lines
+    # the reason for the first sample's '-' is said once, before it, not on every line
+    assert sum("from the second sample" in line for line in lines) == 1

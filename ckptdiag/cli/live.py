@@ -60,6 +60,7 @@ def record(
     duration: str | None,
     devices: tuple[str, ...],
     source: str,
+    rows: bool,
     discover: bool,
     **conn: Any,
 ) -> None:
@@ -96,6 +97,7 @@ def record(
         live=sys.stdout.isatty() and ndjson is None,
         source=source,
         discover=discover,
+        rows=rows,
     )
     result = run_record(request, stop_signals, err)
     if result.stopped_by == "interrupted":
@@ -153,6 +155,7 @@ def diagnose(
     interval: float,
     devices: tuple[str, ...],
     source: str,
+    rows: bool,
     discover: bool,
     save: Path | None,
     logs: tuple[Path, ...],
@@ -167,12 +170,11 @@ def diagnose(
 ) -> None:
     """Record a server for a while (5 minutes by default), then report: every checkpoint, its cost, a verdict.
 
-    Takes the connection options and --interval, --device, --source and --discover of 'record' (the recording
-    goes to a temporary file unless --save keeps it), and --format, --output, --fail-on, --top and --episodes of
-    'report'; --log adds mongod's log, whose slow operations are set against the checkpoints. The
-    exit status is the verdict's: 0 ok, 4 critical; a warn exits 0 unless --fail-on warn (then 3). A replica set or
-    cluster (see 'record') is recorded member by member and reported with its cluster view: each
-    member's verdict, which stall, and the cluster's verdict (its worst member's).
+    Takes the connection and sampling options of 'record' (the recording goes to a temporary file unless
+    --save keeps it) and the output options of 'report'; --log adds mongod's log, whose slow operations are
+    set against the checkpoints. The exit status is the verdict's: 0 ok, 4 critical; a warn exits 0 unless
+    --fail-on warn (then 3). A replica set or cluster (see 'record') is recorded member by member and
+    reported with its cluster view: each member's verdict, which stall, and the cluster's (its worst's).
 
     \b
     Example:
@@ -200,6 +202,7 @@ def diagnose(
         live=sys.stderr.isatty() and sys.stdout.isatty(),
         source=source,
         discover=discover,
+        rows=rows,
     )
     if hosts_file is not None:
         ctx.exit(_fleet(ctx, hosts_file, record, fmt, output, fail_on, jobs, save, logs))

@@ -123,6 +123,12 @@ def sampling_options(func: F) -> F:
             "from another host (needs clusterMonitor and read on local).",
         ),
         click.option(
+            "--rows",
+            is_flag=True,
+            help="A line per sample on stderr that scrolls (as mongostat prints), with the header every 20 "
+            "lines, instead of the one-line status; also when not on a terminal.",
+        ),
+        click.option(
             "--discover",
             is_flag=True,
             help="Record every data-bearing member of the server's replica set (through a mongos: of every "

@@ -24,13 +24,56 @@ def event_line(event: dict[str, Any], member: str = "") -> str:
     return f"{at}{event['kind']} {detail}".rstrip()
 
 
-class LiveStatus:
-    """A one-row table refreshed on every sample: elapsed, checkpoint, dirty %, disk, ops/s."""
+COLUMNS = ("elapsed", "ckpt", "ckpts", "dirty%", "wMB/s", "util%", "ops/s", "w p99 ms", "app-ev/s")
 
-    def __init__(self, console: Console, target: str, output: str) -> None:
+
+def unknown_reasons(prev: dict[str, Any] | None, curr: dict[str, Any], f: Instant, source: str) -> list[str]:
+    """Why each column that reads ``-`` does: a figure the source does not give, or one that
+    needs two samples, said once (``--source diagnostic`` left w p99 at ``-`` with no reason)."""
+    if prev is None:
+        return ["rates (ops/s, wMB/s, util%, w p99, app-ev/s) from the second sample"]
+    out = []
+    if f.checkpoint_running is None:
+        out.append("ckpt: the server reports no checkpoint state")
+    if f.dirty_pct is None:
+        out.append("dirty%: no cache figures in the server's reply")
+    if f.disk_write_mb_s is None:
+        out.append(
+            "wMB/s, util%: no data disk sampled (a server on another host: --source diagnostic gives its own disks)"
+            if not curr.get("disk")
+            else "wMB/s, util%: the disk's counters went back (a reset)"
+        )
+    if f.write_p99_ms is None:
+        out.append(
+            "w p99: no latency histograms in getDiagnosticData's serverStatus (--source serverStatus has them)"
+            if source == "diagnostic" and not curr.get("hist")
+            else "w p99: no latency histograms in the server's reply"
+            if not curr.get("hist")
+            else "w p99: no writes in the interval"
+        )
+    if f.app_evictions_s is None:
+        out.append("app-ev/s: the server does not count application-thread evictions")
+    return out
+
+
+def elapsed_cell(elapsed: float, duration: float | None) -> str:
+    """``45s``, or ``45/120s`` against ``-d``."""
+    return f"{elapsed:.0f}/{duration:.0f}s" if duration else f"{elapsed:.0f}s"
+
+
+class LiveStatus:
+    """A one-row table refreshed on every sample: elapsed (of ``-d``, with the time left),
+    checkpoint, dirty %, disk, ops/s; under it why any column reads ``-``."""
+
+    def __init__(
+        self, console: Console, target: str, output: str, duration: float | None = None, source: str = "serverStatus"
+    ) -> None:
         self.console = console
         self.target = target
         self.output = output
+        self.duration = duration
+        self.source = source
+        self._reasons: list[str] = []
         self._prev: dict[str, Any] | None = None
         self._first_mono: float | None = None
         self._samples = 0
@@ -53,6 +96,7 @@ class LiveStatus:
         figures = instant(self._prev, sample)
         if self._first_ckpt is None and figures.checkpoints is not None:
             self._first_ckpt = figures.checkpoints  # "ckpts": begun since the recording started
+        self._reasons = unknown_reasons(self._prev, sample, figures, self.source)
         self._prev = sample
         self._live.update(self._render(figures, float(sample["mono"]) - self._first_mono))
 
@@ -62,22 +106,24 @@ class LiveStatus:
             self._notes = [*self._notes, event_line(event)][-3:]
 
     def _render(self, f: Instant | None, elapsed: float) -> Table:
+        left = f"{max(self.duration - elapsed, 0):.0f} s left; " if self.duration else ""
+        caption = [*self._notes, *(f"-  {why}" for why in self._reasons)]
         table = Table(
             title=f"ckptdiag record {self.target} -> {self.output}",
             title_justify="left",
-            caption="\n".join(self._notes) or "Ctrl-C stops; the recording stays complete",
+            caption="\n".join([*caption, f"{left}Ctrl-C stops; the recording stays complete"]),
             caption_justify="left",
         )
         # short headers: the table fits an 80-column terminal
-        for name in ("elapsed", "ckpt", "ckpts", "dirty%", "wMB/s", "util%", "ops/s", "w p99 ms", "app-ev/s"):
+        for name in COLUMNS:
             table.add_column(name, justify="right")
         if f is None:
-            table.add_row(f"{elapsed:.0f}s", "-", "-", "-", "-", "-", "-", "-", "-")
+            table.add_row(elapsed_cell(elapsed, self.duration), "-", "-", "-", "-", "-", "-", "-", "-")
             return table
         ckpt = _running(f)
         begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
         table.add_row(
-            f"{elapsed:.0f}s",
+            elapsed_cell(elapsed, self.duration),
             ckpt,
             fmt(begun, ".0f"),
             fmt(f.dirty_pct, ".1f"),
@@ -88,6 +134,68 @@ class LiveStatus:
             fmt(f.app_evictions_s, ",.0f"),
         )
         return table
+
+
+class RowsStatus:
+    """``--rows``: a line per sample that scrolls, as mongostat prints, with the header again
+    every ``HEADER_EVERY`` lines; events and the reasons for a ``-`` (when they change) between
+    them. The same figures as :class:`LiveStatus`, kept on screen as a history."""
+
+    HEADER_EVERY = 20
+    WIDTHS = (9, 7, 5, 6, 6, 5, 8, 8, 8)
+
+    def __init__(self, console: Console, duration: float | None = None, source: str = "serverStatus") -> None:
+        self.console, self.duration, self.source = console, duration, source
+        self._prev: dict[str, Any] | None = None
+        self._first_mono: float | None = None
+        self._first_ckpt: float | None = None
+        self._rows = 0
+        self._reasons: list[str] = []
+
+    def __enter__(self) -> RowsStatus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def _line(self, cells: tuple[str, ...]) -> str:
+        return " ".join(cell.rjust(width) for cell, width in zip(cells, self.WIDTHS, strict=True))
+
+    def on_sample(self, sample: dict[str, Any]) -> None:
+        """Print the sample's line (and the header, every ``HEADER_EVERY`` lines)."""
+        if self._first_mono is None:
+            self._first_mono = float(sample["mono"])
+        f = instant(self._prev, sample)
+        if self._first_ckpt is None and f.checkpoints is not None:
+            self._first_ckpt = f.checkpoints
+        reasons = unknown_reasons(self._prev, sample, f, self.source)
+        self._prev = sample
+        if reasons != self._reasons:
+            self._reasons = reasons
+            for why in reasons:
+                self.console.print(f"-  {why}", highlight=False, style="dim")
+        if self._rows % self.HEADER_EVERY == 0:
+            self.console.print(self._line(COLUMNS), highlight=False, style="bold")
+        self._rows += 1
+        running = "-" if f.checkpoint_running is None else "RUN" if f.checkpoint_running else "idle"
+        begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
+        cells = (
+            elapsed_cell(float(sample["mono"]) - self._first_mono, self.duration),
+            running,
+            fmt(begun, ".0f"),
+            fmt(f.dirty_pct, ".1f"),
+            fmt(f.disk_write_mb_s, ".1f"),
+            fmt(f.disk_util_pct, ".0f"),
+            fmt(f.ops_s, ",.0f"),
+            fmt(f.write_p99_ms, ",.1f"),
+            fmt(f.app_evictions_s, ",.0f"),
+        )
+        self.console.print(self._line(cells), highlight=False, style="bold red" if running == "RUN" else None)
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """Gaps, reconnects and restarts as lines of their own."""
+        if event["kind"] in ("gap", "reconnected", "restart", "server"):
+            self.console.print(event_line(event), highlight=False, style="yellow")
 
 
 class ClusterStatus:

@@ -161,7 +161,7 @@ def _lab_run(
     if request.live:
         from ckptdiag.report.live import LiveStatus
 
-        display = LiveStatus(console, f"lab:{scenario.name}", str(output))
+        display = LiveStatus(console, f"lab:{scenario.name}", str(output), duration)
     with display if display else nullcontext():
         return run_scenario(
             scenario,

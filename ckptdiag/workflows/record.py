@@ -38,6 +38,7 @@ class RecordRequest:
     live: bool = False
     source: str = "serverStatus"  # or "diagnostic": getDiagnosticData, with the server's own disks
     discover: bool = False  # every member of the URI's replica set (or, through a mongos, cluster)
+    rows: bool = False  # a line per sample that scrolls (mongostat's way), on stderr, terminal or not
     protect: tuple[Path, ...] = ()  # files this run reads (diagnose --log): never the recording
 
 
@@ -154,12 +155,18 @@ def _sample(
         warn(f"note: {note}")
     target = str(request.output) if request.output else "stdout"
     display: Any = None
-    if request.live:
+    if request.rows:
+        from rich.console import Console
+
+        from ckptdiag.report.live import RowsStatus
+
+        display = RowsStatus(Console(stderr=True), request.duration, request.source)
+    elif request.live:
         from rich.console import Console
 
         from ckptdiag.report.live import LiveStatus
 
-        display = LiveStatus(Console(), options.display(), target)
+        display = LiveStatus(Console(), options.display(), target, request.duration, request.source)
     result = record_into(
         writer,
         src,
