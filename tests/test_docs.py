@@ -63,7 +63,7 @@ def test_diagnose_help_names_exactly_the_options_it_takes() -> None:
     command = cli.commands["diagnose"]
     text = " ".join((command.help or "").split())
     own = {"--duration", "--save", "--log", "--hosts", "--jobs"}
-    from_record = {"--interval", "--device", "--source", "--discover"}
+    from_record = {"--interval", "--device", "--source", "--rows", "--discover"}
     from_report = {"--format", "--output", "--fail-on", "--top", "--episodes"}
     names = {p.opts[-1] for p in command.params if isinstance(p, click.Option) and not p.hidden}
     probe = click.command()(connection_options(lambda **kw: None))

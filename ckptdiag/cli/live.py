@@ -170,11 +170,11 @@ def diagnose(
 ) -> None:
     """Record a server for a while (5 minutes by default), then report: every checkpoint, its cost, a verdict.
 
-    Takes the connection and sampling options of 'record' (the recording goes to a temporary file unless
-    --save keeps it) and the output options of 'report'; --log adds mongod's log, whose slow operations are
-    set against the checkpoints. The exit status is the verdict's: 0 ok, 4 critical; a warn exits 0 unless
-    --fail-on warn (then 3). A replica set or cluster (see 'record') is recorded member by member and
-    reported with its cluster view: each member's verdict, which stall, and the cluster's (its worst's).
+    Takes the connection options, --interval, --device, --source, --rows and --discover of 'record' (the
+    recording goes to a temporary file unless --save keeps it), and --format, --output, --fail-on, --top and
+    --episodes of 'report'; --log adds mongod's log, its slow operations set against the checkpoints. Exit:
+    the verdict's, 0 ok, 4 critical, a warn 0 unless --fail-on warn (3). A replica set or cluster (see
+    'record') is recorded member by member and reported with its cluster view (the worst member's verdict).
 
     \b
     Example:
@@ -184,11 +184,10 @@ def diagnose(
         ckptdiag diagnose --uri 'mongodb://monitor@db1/?replicaSet=rs0&authSource=admin' -d 15m -o rs0.html
         ckptdiag diagnose --hosts fleet.txt -u monitor -d 10m -o /var/reports/$(date +%F)/
 
-    With --hosts FILE, every host of the file is diagnosed at once (--jobs at a time; the
-    connection options other than --uri/--host/--port apply to all), each report is written to
-    the -o directory (HTML unless -f says otherwise) with index.<ext> listing every verdict, worst
-    first; without -o the index goes to stdout. An unreachable host is a line of the index; the
-    exit status is the worst verdict's, 1 only when no host could be diagnosed.
+    With --hosts FILE, every host of the file is diagnosed at once (--jobs at a time; the connection
+    options but --uri/--host/--port apply to all), each report written to the -o directory (HTML unless -f
+    says otherwise) with index.<ext> listing every verdict, worst first (without -o: to stdout). An
+    unreachable host is a line of the index; the exit status is the worst verdict's, 1 when none was read.
     """
     from ckptdiag.workflows.record import DiagnoseRequest, RecordRequest, run_diagnose
 
