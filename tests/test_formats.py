@@ -161,3 +161,8 @@ def test_each_commands_help_says_only_what_applies_to_it() -> None:
     assert "-o directory" in " ".join(runner.invoke(cli, ["diagnose", "--help"]).output.split())
     metrics = runner.invoke(cli, ["metrics", "-f", "json"])
     assert metrics.exit_code == 0 and metrics.output.lstrip().startswith("[")
+
+
+def test_the_html_footer_is_emphasis_not_markdown_underscores(ftdc: Path) -> None:
+    page = CliRunner().invoke(cli, ["report", str(ftdc), "-f", "html", "--fail-on", "never"]).output
+    assert "<p><em>ckptdiag " in page and "_ckptdiag" not in page

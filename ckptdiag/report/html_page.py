@@ -110,6 +110,8 @@ def _shaded(dx: Diagnosis) -> list[tuple[float, float, bool]]:
 def _inline(line: str) -> str:
     text = html.escape(line)
     text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    # a whole line in _emphasis_ (the footer: "_ckptdiag 0.1.0; units ..._" showed its underscores)
+    text = re.sub(r"^_(.+)_$", r"<em>\1</em>", text)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 
 
