@@ -166,3 +166,38 @@ def test_each_commands_help_says_only_what_applies_to_it() -> None:
 def test_the_html_footer_is_emphasis_not_markdown_underscores(ftdc: Path) -> None:
     page = CliRunner().invoke(cli, ["report", str(ftdc), "-f", "html", "--fail-on", "never"]).output
     assert "<p><em>ckptdiag " in page and "_ckptdiag" not in page
+
+
+def test_the_html_charts_read_at_a_glance() -> None:
+    """#32: a few spikes do not flatten the steady load (the axis stops at its 99.5th percentile
+    and says the peaks are cut); the dirty chart shows the target and trigger in force."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ckptdiag.model.engine_config import resolve
+    from ckptdiag.model.facts import ServerFacts
+    from ckptdiag.report.html_page import _dirty_lines, _robust_top
+
+    fig, (ops, dirty) = plt.subplots(2, 1)
+    load = np.full(1000, 600.0)
+    load[[100, 500]] = 40_000.0  # two spikes
+    ops.plot(np.arange(1000), load)
+    ops.set_ylabel("ops/s")
+    _robust_top(ops, load)
+    assert ops.get_ylim()[1] < 1000 and "peaks to 40,000 cut" in ops.get_ylabel()
+
+    dx = SimpleNamespace(settings=resolve(ServerFacts(version="7.0.21")))  # all _dirty_lines reads
+    level = np.linspace(1.0, 4.5, 200)  # up to the 5 % target, far from the 20 % trigger
+    dirty.plot(np.arange(200), level)
+    dirty.set_ylabel("dirty %")
+    _dirty_lines(dirty, dx, level)  # type: ignore[arg-type]
+    assert dirty.get_ylabel() == "dirty %\n(target 5, trigger 20)"
+    drawn = sorted(line.get_ydata()[0] for line in dirty.get_lines()[1:])
+    assert drawn == [5.0]  # the trigger, 4x above the data, would flatten it: in the label only
+    plt.close(fig)

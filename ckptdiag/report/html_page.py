@@ -45,8 +45,13 @@ def _charts_svg(dx: Diagnosis, slow: tuple[tuple[float, float], ...] = ()) -> st
     rows = len(series) + (1 if slow else 0)
     fig, axes = plt.subplots(rows, 1, figsize=(11, 2.2 * rows), sharex=True, squeeze=False)
     for ax, (label, column, color) in zip(axes[:, 0], series, strict=False):
-        ax.plot(times, tl[column], color=color, linewidth=0.9)
+        values = tl[column].to_numpy(dtype="float64")
+        ax.plot(times, values, color=color, linewidth=0.9)
         ax.set_ylabel(label)
+        _robust_top(ax, values)
+        if column == "dirty_pct":
+            _dirty_lines(ax, dx, values)
+    _time_axis(axes[-1, 0])
     if slow:  # the log's slow operations on the same timeline, one dot each at its end
         ax = axes[-1, 0]
         ax.scatter(pd.to_datetime([t for t, _ in slow], unit="s", utc=True), [ms for _, ms in slow], s=4, color="black")
@@ -56,12 +61,60 @@ def _charts_svg(dx: Diagnosis, slow: tuple[tuple[float, float], ...] = ()) -> st
     axes[-1, 0].set_xlabel("UTC (red: stalled checkpoint, blue: checkpoint)")
     # fixed margins: tight_layout drew every figure twice (a third of an HTML report's time)
     inches = 2.2 * rows
-    fig.subplots_adjust(left=0.08, right=0.99, top=1 - 0.1 / inches, bottom=0.6 / inches, hspace=0.12)
+    fig.subplots_adjust(left=0.1, right=0.99, top=1 - 0.1 / inches, bottom=0.6 / inches, hspace=0.12)
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg")
     plt.close(fig)
     svg = buffer.getvalue()
     return svg[svg.find("<svg") :]
+
+
+ROBUST_QUANTILE = 99.5  # an axis' top: a few spikes must not flatten the steady load to a line
+
+
+def _robust_top(ax: Any, values: np.ndarray) -> None:
+    """The axis up to the 99.5th percentile (with room) where a few spikes reach far above it;
+    the spikes run off the top, and the label says the axis is cut."""
+    finite = values[np.isfinite(values)]
+    if finite.size < 20:
+        return
+    top, peak = float(np.percentile(finite, ROBUST_QUANTILE)), float(finite.max())
+    if top > 0 and peak > 2 * top:
+        ax.set_ylim(bottom=min(0.0, float(finite.min())), top=top * 1.15)
+        ax.set_ylabel(f"{ax.get_ylabel()}\n(peaks to {peak:,.0f} cut)")
+
+
+def _dirty_lines(ax: Any, dx: Diagnosis, values: np.ndarray) -> None:
+    """The dirty target and trigger in force: in the axis label, and as dashed lines where dirty
+    data comes near them (a trigger at 20 % drawn over 2 % of dirty data would flatten it)."""
+    ev = dx.settings.eviction
+    target, trigger = ev.dirty_target.number, ev.dirty_trigger.number
+    if not (0 < target <= 100 and 0 < trigger <= 100):
+        return
+    ax.set_ylabel(f"{ax.get_ylabel()}\n(target {target:g}, trigger {trigger:g})")
+    finite = values[np.isfinite(values)]
+    near = 1.5 * float(finite.max()) if finite.size else 0.0
+    for value, name, style in ((target, "target", "--"), (trigger, "trigger", ":")):
+        if value <= near:
+            ax.axhline(value, color="tab:red", linestyle=style, linewidth=0.8)
+            ax.annotate(
+                f"dirty {name} {value:g} %",
+                (0.995, value),
+                xycoords=("axes fraction", "data"),
+                ha="right",
+                va="bottom",
+                fontsize=7,
+                color="tab:red",
+            )
+
+
+def _time_axis(ax: Any) -> None:
+    """Dates and times a reader can read at any span (minutes to weeks), in UTC."""
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter  # type: ignore[import-not-found,unused-ignore]
+
+    locator = AutoDateLocator(tz="UTC")  # type: ignore[no-untyped-call,unused-ignore]
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator, tz="UTC"))  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def _shade(axes: Any, spans: list[tuple[float, float, bool]]) -> None:
@@ -81,7 +134,7 @@ def _shade(axes: Any, spans: list[tuple[float, float, bool]]) -> None:
             boxes = [[(a, 0.0), (a, 1.0), (b, 1.0), (b, 0.0)] for a, b in zip(starts, ends, strict=True)]
             color = "red" if stalled else "tab:blue"
             # an edge as wide as a line: a 28 ms checkpoint in a day is still seen
-            alpha = 0.35 if stalled else 0.15
+            alpha = 0.35 if stalled else 0.3  # 0.15 was nearly invisible in an OK report
             bands = PolyCollection(boxes, facecolors=color, edgecolors=color, alpha=alpha, linewidths=0.6)
             bands.set_transform(ax.get_xaxis_transform())  # x in dates, y the axis' full height
             ax.add_collection(bands, autolim=False)
