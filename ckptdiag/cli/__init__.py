@@ -33,7 +33,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     Example:
-        ckptdiag record --uri mongodb://localhost:27017 --duration 10m -o node1.jsonl.gz
+        ckptdiag report /var/lib/mongodb/diagnostic.data          # what happened, from mongod's own FTDC
+        ckptdiag diagnose --uri mongodb://localhost:27017 -d 10m  # watch a live server, then report
+        ckptdiag demo                                             # a real WiredTiger engine that stalls
     """
     ctx.obj = {"debug": debug}
     if ctx.invoked_subcommand in DECODING:
