@@ -201,3 +201,28 @@ def test_the_html_charts_read_at_a_glance() -> None:
     drawn = sorted(line.get_ydata()[0] for line in dirty.get_lines()[1:])
     assert drawn == [5.0]  # the trigger, 4x above the data, would flatten it: in the label only
     plt.close(fig)
+
+
+def test_the_html_page_has_an_interactive_timeline_that_survives_the_redactor(ftdc: Path, tmp_path: Path) -> None:
+    """#32: a zoomable timeline in the one self-contained file: uPlot (vendored, no CDN) and the
+    page's script intact after every string passed the redactor (which took minified `key:l` for a
+    secret), the data valid JSON with a band per checkpoint; the static charts stay for print."""
+    import base64
+    import json
+    import re
+
+    from ckptdiag.report.interactive import _SCRIPT, _vendor
+
+    out = tmp_path / "r.html"
+    assert CliRunner().invoke(cli, ["report", str(ftdc), "-o", str(out), "--fail-on", "never"]).exit_code == 0
+    page = out.read_text()
+    scripts = [base64.b64decode(s).decode() for s in re.findall(r'src="data:text/javascript;base64,([^"]+)"', page)]
+    assert scripts == [_vendor("uPlot.iife.min.js"), _SCRIPT]
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched: it works offline
+    raw = re.search(r'<script type="application/json" id="ckptdiag-timeline-data">(.*?)</script>', page, re.S)
+    assert raw is not None
+    data = json.loads(raw.group(1))
+    assert len(data["t"]) == len(data["series"][0]["values"]) and data["series"][0]["label"].startswith("ops/s")
+    assert len(data["spans"]) == 5 and all(stalled for _, _, stalled in data["spans"])
+    assert all(a < b for a, b, _ in data["spans"])
+    assert '<div class="static-charts">' in page and "@media print" in page

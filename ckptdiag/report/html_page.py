@@ -15,6 +15,7 @@ from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.timeline import ops_line
 from ckptdiag.report.document import Report
 from ckptdiag.report.history import history_svg
+from ckptdiag.report.interactive import timeline_html
 from ckptdiag.report.markdown import render_markdown
 
 HTML_EXTRA_HINT = "pip install 'ckptdiag[html]'"
@@ -237,6 +238,9 @@ def server_charts(r: Report) -> str:
         if svg
         else f'<p class="hint">Charts need the plotting extra: <code>{html.escape(HTML_EXTRA_HINT)}</code></p>'
     )
+    interactive = timeline_html(dx, _shaded(dx))
+    if interactive is not None:  # zoomable on screen; the static charts for print and without JavaScript
+        charts = interactive + f'<div class="static-charts">{charts}</div>'
     if dx.history is not None:
         charts += f'<div class="charts">{history_svg(dx.history)}</div>'
     return charts
