@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from test_truth import paused_truth
+
 from ckptdiag.lab.truth import TruthFigures, TruthSummary, figures, summarize
 from ckptdiag.report.verify import NOT_WORSE, VerifyOutcome
-from tests.test_truth import paused_truth
 
 _BEFORE = TruthFigures(
     checkpoints=2,

@@ -61,6 +61,19 @@ def elapsed_cell(elapsed: float, duration: float | None) -> str:
     return f"{elapsed:.0f}/{duration:.0f}s" if duration else f"{elapsed:.0f}s"
 
 
+def figure_cells(f: Instant, begun: float | None) -> tuple[str, ...]:
+    """The figures after ``elapsed`` and ``ckpt``, as both displays show them."""
+    return (
+        fmt(begun, ".0f"),
+        fmt(f.dirty_pct, ".1f"),
+        fmt(f.disk_write_mb_s, ".1f"),
+        fmt(f.disk_util_pct, ".0f"),
+        fmt(f.ops_s, ",.0f"),
+        fmt(f.write_p99_ms, ",.1f"),
+        fmt(f.app_evictions_s, ",.0f"),
+    )
+
+
 class LiveStatus:
     """A one-row table refreshed on every sample: elapsed (of ``-d``, with the time left),
     checkpoint, dirty %, disk, ops/s; under it why any column reads ``-``."""
@@ -122,17 +135,7 @@ class LiveStatus:
             return table
         ckpt = _running(f)
         begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
-        table.add_row(
-            elapsed_cell(elapsed, self.duration),
-            ckpt,
-            fmt(begun, ".0f"),
-            fmt(f.dirty_pct, ".1f"),
-            fmt(f.disk_write_mb_s, ".1f"),
-            fmt(f.disk_util_pct, ".0f"),
-            fmt(f.ops_s, ",.0f"),
-            fmt(f.write_p99_ms, ",.1f"),
-            fmt(f.app_evictions_s, ",.0f"),
-        )
+        table.add_row(elapsed_cell(elapsed, self.duration), ckpt, *figure_cells(f, begun))
         return table
 
 
@@ -179,17 +182,8 @@ class RowsStatus:
         self._rows += 1
         running = "-" if f.checkpoint_running is None else "RUN" if f.checkpoint_running else "idle"
         begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
-        cells = (
-            elapsed_cell(float(sample["mono"]) - self._first_mono, self.duration),
-            running,
-            fmt(begun, ".0f"),
-            fmt(f.dirty_pct, ".1f"),
-            fmt(f.disk_write_mb_s, ".1f"),
-            fmt(f.disk_util_pct, ".0f"),
-            fmt(f.ops_s, ",.0f"),
-            fmt(f.write_p99_ms, ",.1f"),
-            fmt(f.app_evictions_s, ",.0f"),
-        )
+        elapsed = elapsed_cell(float(sample["mono"]) - self._first_mono, self.duration)
+        cells = (elapsed, running, *figure_cells(f, begun))
         self.console.print(self._line(cells), highlight=False, style="bold red" if running == "RUN" else None)
 
     def on_event(self, event: dict[str, Any]) -> None:
