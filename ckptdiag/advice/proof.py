@@ -3,7 +3,8 @@
 A rule is advised as a setting only where `ckptdiag demo --scenario S --verify` applied it on a
 lab scenario that shows its cause, and 3 runs of 3 (`benchmarks/bench_verify.py`) showed the
 cause gone or reduced, write p99 inside checkpoints or the throughput dip at least 2x better,
-and mean throughput no more than 10 % below before (docs/lab.md#proof). The others keep their evidence
+mean throughput no more than 10 % below before, and no worse seconds stalled or writes lost per
+hour or p99 between checkpoints beyond the noise (docs/lab.md#proof). The others keep their evidence
 and commands (and their lab overrides, for `bench_verify.py --only`), but as a check with the
 reason they are not proven, outside the combined block and `demo --verify`: a DBA applying what
 we print at 3 a.m. applies only what was shown to work.
