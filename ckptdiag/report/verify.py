@@ -44,13 +44,17 @@ class Tolerance:
     absolute: float
     relative: float
 
+    def margin(self, before: float, seconds: float = NOISE_RUN_S) -> float:
+        """How much higher than ``before`` runs ``seconds`` long may read as noise."""
+        scale = math.sqrt(NOISE_RUN_S / seconds) if seconds > 0 else 1.0
+        return max(self.absolute, self.relative * before) * scale
+
     def worse(self, before: float | None, after: float | None, seconds: float = NOISE_RUN_S) -> bool:
         """``after`` above ``before`` by more than the noise of runs ``seconds`` long (unknown on
         either side: not judged)."""
         if before is None or after is None:
             return False
-        scale = math.sqrt(NOISE_RUN_S / seconds) if seconds > 0 else 1.0
-        return after > before + max(self.absolute, self.relative * before) * scale
+        return after > before + self.margin(before, seconds)
 
 
 @dataclass(frozen=True)
@@ -64,11 +68,14 @@ class NotWorse:
     noise: Tolerance
 
     def change(self, before: TruthFigures, after: TruthFigures) -> str | None:
-        """ "what before → after unit" where it got worse, else None."""
+        """ "what before → after unit (noise ±N)" where it got worse, else None."""
         a, b = self.get(before), self.get(after)
-        if not self.noise.worse(a, b, min(before.seconds, after.seconds)):
+        seconds = min(before.seconds, after.seconds)
+        if a is None or not self.noise.worse(a, b, seconds):
             return None
-        return f"{self.what} {_pair((a, b), self.digits)}{' ' + self.unit if self.unit else ''}"
+        unit = f" {self.unit}" if self.unit else ""
+        noise = format(self.noise.margin(a, seconds), self.digits)
+        return f"{self.what} {_pair((a, b), self.digits)}{unit} (noise ±{noise})"
 
 
 # noise measured by `bench_verify.py --same` (docs/lab.md#noise)
