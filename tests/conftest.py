@@ -66,3 +66,13 @@ def mongod_line(date: str, component: str, msg_id: int, ctx: str, msg: str, attr
     if attr is not None:
         line["attr"] = attr
     return json.dumps(line)
+
+
+@pytest.fixture
+def interval_proven(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoint-interval rule as if the lab had proven it: for the tests of what a proven
+    setting does (the combined block, busy CPUs turning settings into checks). Which rules are
+    proven today is ckptdiag/advice/proof.py's to say (none, since issue #30's yardstick)."""
+    from ckptdiag.advice import proof
+
+    monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")

@@ -29,7 +29,8 @@ GB = 2**30
 def _advice(monkeypatch: pytest.MonkeyPatch, version: str, **facts: Any) -> Advice:
     """A stalling server with a large cache at its dirty target: an interval and a dirty-target
     change (the latter made a setting here, so that the combined block holds an engine change)."""
-    monkeypatch.setitem(proof.PROVEN, "eviction-dirty", "test")
+    monkeypatch.setitem(proof.PROVEN, "eviction-dirty", "test")  # as if proven: none is today (proof.py)
+    monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")
     frame = Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=600).frame()
     frame["cache.max_bytes"] = float(200 * GB)
     frame["cache.dirty_bytes"] = float(9.8 * GB)

@@ -335,8 +335,9 @@ def _epoch(iso_time: str) -> float:
 def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_placed(tmp_path: Path) -> None:
     # On its slow disk (the model disk, for any user: lab/_slowdisk.c; CI runs this suite as an
     # unprivileged account) the stall scenario's checkpoints stall writes in 2 of 2 by the ground
-    # truth, and ckptdiag must say critical, flag both with no false flag, and recommend the
-    # shorter interval that shrinks each burst. Where the shim was not built (no C compiler) the
+    # truth, and ckptdiag must say critical, flag both with no false flag, and give the shorter
+    # interval as a check (not proven: issue #30's yardstick); --verify --only applies it anyway,
+    # judges it, and each checkpoint writes less. Where the shim was not built (no C compiler) the
     # scenario runs on the lab dir's own disk and may not stall: then every stall the truth saw is
     # still flagged and every checkpoint found.
     from ckptdiag.lab.modeldisk import shim_path
@@ -346,7 +347,8 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     out = tmp_path / "stall.jsonl.gz"
     proc = ckptdiag(
         "demo",
-        *("--scenario", "stall", "--duration", "135", "--lab-dir", str(tmp_path), "-o", str(out), "--verify"),
+        *("--scenario", "stall", "--duration", "135", "--lab-dir", str(tmp_path), "-o", str(out)),
+        *("--verify", "--only", "checkpoint-interval"),
         timeout=700,
     )
     assert proc.returncode == 0, proc.stderr
@@ -361,13 +363,18 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
         assert doc["verdict"]["severity"] == "critical", doc["verdict"]
         assert "600 inserts/s (j:true), disk 16 MB/s)" in " ".join(proc.stdout.split())
         assert doc["checkpoints"]["disk"] == "labdisk"  # the model device, sampled like any data disk
-        assert "verify: PASS" in proc.stdout, proc.stdout[-3000:]
     if doc["verdict"]["severity"] == "ok":
         assert not slow and doc["recommendations"] == [] and "nothing to verify" in proc.stderr
         return
     assert "as the workload measured it (the lab's ground truth)" in proc.stdout
-    ids = [r["id"] for r in doc["recommendations"]]
-    assert "checkpoint-interval" in ids, ids
+    recs = {r["id"]: r for r in doc["recommendations"]}
+    interval = recs["checkpoint-interval"]
+    assert interval["kind"] == "note" and "not proven in the lab" in interval["confidence"]["why"]
+    assert doc["advice"]["apply"]["runtime"] == []  # nothing unproven in the block to paste
+    # the yardstick's own line, pass or fail, with the figures the server lives with judged
+    verdict = next(line for line in proc.stdout.splitlines() if line.startswith("verify: "))
+    assert verdict.startswith(("verify: PASS", "verify: FAIL", "verify: INCONCLUSIVE")), verdict
+    assert "seconds stalled and writes lost per hour" in " ".join(proc.stdout.split())
     # the shorter interval: checkpoints come more often and each one writes less (direction, not
     # figures: benchmarks/bench_verify.py measures how much)
     after = tmp_path / "stall.after.jsonl.gz"

@@ -247,7 +247,7 @@ def test_every_row_says_why_in_the_thresholds_terms(tmp_path: Path) -> None:
     assert [e.stall for e in dx.episodes] == [True, False, False, False]
 
 
-def test_cpus_busy_elsewhere_are_the_cause_and_settings_become_checks(tmp_path: Path) -> None:
+def test_cpus_busy_elsewhere_are_the_cause_and_settings_become_checks(tmp_path: Path, interval_proven: None) -> None:
     """Every checkpoint stalls on a host whose CPUs other processes kept 97 % busy (FTDC's
     systemMetrics): the busy CPUs lead the causes and no setting is printed, only checks; at 30 %
     the interval setting stands."""

@@ -34,6 +34,13 @@ from ckptdiag.status import ExitStatus
     is_flag=True,
     help="Then apply the recommended settings to the lab, run it again, and print before and after.",
 )
+@click.option(
+    "--only",
+    metavar="RULE",
+    default=None,
+    help="With --verify: apply this recommendation's change alone (its id, e.g. checkpoint-interval), a "
+    "check too: to see why the lab has not proven it.",
+)
 @click.pass_context
 def demo(
     ctx: click.Context,
@@ -43,6 +50,7 @@ def demo(
     output: Path | None,
     overwrite: bool,
     verify: bool,
+    only: str | None,
     lab_dir: Path | None,
     **overrides: Any,
 ) -> None:
@@ -57,6 +65,7 @@ def demo(
         ckptdiag demo --scenario healthy --duration 90s -o healthy.jsonl.gz
         ckptdiag demo --scenario stall --checkpoint-interval 10
         ckptdiag demo --verify
+        ckptdiag demo --verify --only checkpoint-interval
     """
     from ckptdiag.workflows.lab import DemoRequest, run_demo
 
@@ -68,7 +77,8 @@ def demo(
         lab_dir=lab_dir,
         overrides=overrides,
         live=sys.stdout.isatty(),
-        verify=verify,
+        verify=verify or only is not None,
+        only=only,
     )
     result = run_demo(request, stop_signals, err)
     if result.stopped_by == "interrupted":

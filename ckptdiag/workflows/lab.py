@@ -37,6 +37,7 @@ class DemoRequest:
     overrides: Mapping[str, Any]
     live: bool = False
     verify: bool = False  # then apply the recommended settings and run again
+    only: str | None = None  # ... or this recommendation's change alone, a check too
 
 
 def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenario, LabConfig]:
@@ -94,16 +95,19 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
         console.print(render_lab_run(run, [(e.start, e.stall) for e in report.dx.episodes]))
         if request.output:
             warn(f"recording: {run.recording}; ground truth: {run.truth_path}")
-        if not request.verify and report.advice and report.advice.lab_overrides:
-            warn(
-                "next: the same command with --verify applies the recommended settings to this lab and shows "
-                "before and after"
-            )
+        if not request.verify and report.advice:
+            _next_hint(report, warn)
         if not request.verify or run.result.stopped_by == "interrupted":
             return run.result
-        overrides = report.advice.lab_overrides if report.advice else {}
+        overrides = _verify_overrides(report, request.only)
         if not overrides:
-            warn("verify: no setting to change was recommended, so there is nothing to verify")
+            warn(
+                f"verify: {request.only} was not recommended here (or changes nothing the lab can set), so there "
+                "is nothing to verify"
+                if request.only
+                else "verify: no setting to change was recommended, so there is nothing to verify (--only RULE "
+                "tries a check's change)"
+            )
             return run.result
         _, after_config = lab_config(scenario.name, {**request.overrides, **overrides})
         changes = ", ".join(f"{k}={v}" for k, v in overrides.items())
@@ -115,6 +119,29 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
         if request.output:
             warn(f"after: recording {after.recording}; ground truth {after.truth_path}")
         return after.result
+
+
+def _next_hint(report: Report, warn: Warn) -> None:
+    """What --verify would show: the proven settings, else a check's change with --only."""
+    advice = report.advice
+    if advice is None:
+        return
+    if advice.lab_overrides:
+        warn("next: the same command with --verify applies the recommended settings to this lab: before and after")
+        return
+    tried = next((r.id for r in advice.recommendations if r.lab), None)
+    if tried is not None:
+        warn(f"next: --verify --only {tried} runs this lab again with that check's change: why it is only a check")
+
+
+def _verify_overrides(report: Report, only: str | None) -> dict[str, Any]:
+    """The lab changes ``demo --verify`` applies: every proven setting, or ``only`` that
+    recommendation's (a check's too, to see why it is not proven)."""
+    if report.advice is None:
+        return {}
+    if only is None:
+        return report.advice.lab_overrides
+    return next((dict(r.lab) for r in report.advice.recommendations if r.id == only), {})
 
 
 def render_verify(
