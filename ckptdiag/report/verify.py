@@ -17,7 +17,6 @@ truth and on ckptdiag's diagnoses of both runs (docs/lab.md#proof):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,31 +29,25 @@ BETTER_RATIO = 0.5  # after / before at most this: 2x better
 MEAN_TOLERANCE = 0.10
 
 
-# the run length (seconds after the warm-up) the tolerances below were measured at: a per-hour
-# figure of a run twice as long is a mean over twice the checkpoints, its noise 1/sqrt(2) as large
-NOISE_RUN_S = 146.0
-
-
 @dataclass(frozen=True)
 class Tolerance:
     """How much higher a figure may read after and still be "not worse": the larger of an
     absolute and a relative margin, what runs of the same settings differed by (the 90th
-    percentile of their pairs, docs/lab.md#noise), for runs of ``NOISE_RUN_S``."""
+    percentile of their pairs, docs/lab.md#noise). Not narrowed for longer runs: runs of 300 s
+    differed by as much as runs of 150 s (the noise is the run's, not its checkpoints')."""
 
     absolute: float
     relative: float
 
-    def margin(self, before: float, seconds: float = NOISE_RUN_S) -> float:
-        """How much higher than ``before`` runs ``seconds`` long may read as noise."""
-        scale = math.sqrt(NOISE_RUN_S / seconds) if seconds > 0 else 1.0
-        return max(self.absolute, self.relative * before) * scale
+    def margin(self, before: float) -> float:
+        """How much higher than ``before`` may read as noise."""
+        return max(self.absolute, self.relative * before)
 
-    def worse(self, before: float | None, after: float | None, seconds: float = NOISE_RUN_S) -> bool:
-        """``after`` above ``before`` by more than the noise of runs ``seconds`` long (unknown on
-        either side: not judged)."""
+    def worse(self, before: float | None, after: float | None) -> bool:
+        """``after`` above ``before`` by more than the noise (unknown on either side: not judged)."""
         if before is None or after is None:
             return False
-        return after > before + self.margin(before, seconds)
+        return after > before + self.margin(before)
 
 
 @dataclass(frozen=True)
@@ -70,21 +63,21 @@ class NotWorse:
     def change(self, before: TruthFigures, after: TruthFigures) -> str | None:
         """ "what before → after unit (noise ±N)" where it got worse, else None."""
         a, b = self.get(before), self.get(after)
-        seconds = min(before.seconds, after.seconds)
-        if a is None or not self.noise.worse(a, b, seconds):
+        if a is None or not self.noise.worse(a, b):
             return None
         unit = f" {self.unit}" if self.unit else ""
-        noise = format(self.noise.margin(a, seconds), self.digits)
+        noise = format(self.noise.margin(a), self.digits)
         return f"{self.what} {_pair((a, b), self.digits)}{unit} (noise ±{noise})"
 
 
-# what two runs of the same settings differed by (the 90th percentile of 7 runs of the lab's stall
-# scenario, 146 s each: docs/lab.md#noise), as absolute and relative margins; p99 between
-# checkpoints sat at 1-4 ms in every run, too low to measure a relative part: a quarter
+# what two runs of the same settings differed by: the 90th percentile of the 42 pairs of 14 runs
+# of the lab's stall scenario, 7 of 150 s and 7 of 300 s (docs/lab.md#noise), as absolute and
+# relative margins; p99 between checkpoints sat at 1-4 ms in every run, too low to measure a
+# relative part: a quarter
 NOT_WORSE = (
-    NotWorse("seconds stalled per hour", "s", ",.0f", lambda f: f.stalled_s_per_h, Tolerance(49.0, 0.74)),
-    NotWorse("writes lost per hour", "", ",.0f", lambda f: f.lost_per_h, Tolerance(23_400.0, 0.45)),
-    NotWorse("write p99 between checkpoints", "ms", ",.2f", lambda f: f.p99_between_ms, Tolerance(3.2, 0.25)),
+    NotWorse("seconds stalled per hour", "s", ",.0f", lambda f: f.stalled_s_per_h, Tolerance(24.7, 0.40)),
+    NotWorse("writes lost per hour", "", ",.0f", lambda f: f.lost_per_h, Tolerance(27_500.0, 0.49)),
+    NotWorse("write p99 between checkpoints", "ms", ",.2f", lambda f: f.p99_between_ms, Tolerance(3.1, 0.25)),
 )
 
 
