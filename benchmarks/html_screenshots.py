@@ -38,7 +38,7 @@ FLAGS = (
 
 SERVERS = {
     "ok": SimServer(CHECKPOINTS, stall_ops=1000.0, stall_latency_ms=1.2),
-    "warn": SimServer(CHECKPOINTS, stall_ops=800.0, stall_latency_ms=4.0, stall_in=CHECKPOINTS[::6]),
+    "warn": SimServer(CHECKPOINTS, stall_ops=300.0, stall_latency_ms=8.0, stall_in=CHECKPOINTS[::8]),
     "critical": SimServer(CHECKPOINTS, stall_ops=40.0, stall_latency_ms=80.0),
 }
 

@@ -217,7 +217,8 @@ def markdown_body(md: str, severity: str) -> list[str]:
 _CSS = (
     "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;color:#222}"
     "h1.ok{color:#18794e}h1.warn{color:#ad5700}h1.critical{color:#c62a2f}"
-    "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+    "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;"
+    "white-space:nowrap}td:last-child,th:last-child{text-align:left;white-space:normal}"
     ".hint{color:#666}svg{max-width:100%;height:auto}"
     "pre{background:#f6f8fa;padding:.6em;overflow-x:auto}"
 )

@@ -45,6 +45,13 @@ _SCRIPT = """
     charts.forEach(function (o) { if (o !== u) o.setScale("x", {min: u.scales.x.min, max: u.scales.x.max}); });
     zooming = false;
   }
+  function utc(u, splits) {  // 24-hour UTC, with the date where the view spans days
+    var wide = u.scales.x.max - u.scales.x.min > 172800;
+    return splits.map(function (v) {
+      var iso = new Date(v * 1e3).toISOString();
+      return wide ? iso.slice(5, 10) + " " + iso.slice(11, 16) : iso.slice(11, 19);
+    });
+  }
   d.series.forEach(function (s) {
     var el = document.createElement("div");
     box.appendChild(el);
@@ -54,7 +61,7 @@ _SCRIPT = """
       cursor: {sync: {key: "ckptdiag"}},
       scales: {x: {time: true}},
       series: [{label: "UTC"}, {label: s.label, stroke: s.color, width: 1, spanGaps: false}],
-      axes: [{}, {label: s.label, size: 60}],
+      axes: [{values: utc}, {label: s.label, size: 60}],
       hooks: {drawClear: [bands], setScale: [follow]}
     }, [d.t, s.values], el));
   });
