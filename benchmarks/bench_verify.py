@@ -5,8 +5,9 @@ the recommended settings (their lab overrides; with --only, that rule's alone). 
 `demo --verify` judges (ckptdiag/report/verify.py): the cause named before gone or reduced,
 write p99 inside checkpoints or the worst throughput dip at least 2x better, mean throughput
 within 10 % of before, and the seconds stalled and writes lost per hour and p99 between
-checkpoints no worse beyond the noise of the same settings run twice (--same measures it). Prints one JSON line per run (with the advice's predictions beside what
-the after run measured) and a last line with how many runs passed. ~5.5 minutes a run.
+checkpoints no worse beyond the noise of the same settings run twice (--same measures it).
+Prints one JSON line per run (with the advice's predictions beside what the after run measured)
+and a last line with how many runs passed. ~5.5 minutes a run (~11 with --duration 300).
 
     python benchmarks/bench_verify.py [--runs 3] [--scenario stall] [--duration 150] [--only RULE]
                                       [--same] [--keep DIR]
