@@ -22,15 +22,9 @@ _BEFORE = TruthFigures(
     stalled_s_per_h=60.0,
     lost_per_h=240_000.0,
 )
-_AFTER = replace(
-    _BEFORE,
-    p99_inside_ms=100.0,
-    dip_max_pct=20.0,
-    mean_writes_s=8100.0,
-    stalls=0,
-    stalled_s_per_h=0.0,
-    lost_per_h=0.0,
-)
+# a fix: p99 inside 10x lower, the dip gone, nothing stalled or lost
+_CHANGED = {"p99_inside_ms": 100.0, "dip_max_pct": 20.0, "mean_writes_s": 8100.0, "stalls": 0}
+_AFTER = replace(_BEFORE, **_CHANGED, stalled_s_per_h=0.0, lost_per_h=0.0)  # type: ignore[arg-type]
 _PAIRS = {"p99_inside_ms": "p99_inside_ms", "dip_worst_pct": "dip_max_pct", "mean_writes_s": "mean_writes_s"}
 
 
