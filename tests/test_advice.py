@@ -376,3 +376,12 @@ def test_a_runtime_dirty_target_is_the_one_every_stage_and_format_reads() -> Non
     assert said in render_markdown(report)
     assert said in " ".join(render_text(report).split())
     assert said in render_html(report)
+
+
+def test_the_interval_title_names_the_setting_in_force_not_the_measured_period() -> None:
+    # checkpoints of 2 s under syncdelay=60 come every 62 s start to start: "instead of 60 s"
+    server = Server(seconds=900, period=62, duration=2.0, mb_per_s=40, ops=2000, stall_ops=20)
+    _, advice = _advise(server, _facts("7.0.21", parameters={"syncdelay": 60}))
+    rec = _by_id(advice)["checkpoint-interval"]
+    assert rec.title.endswith("instead of 60 s") and rec.current == 60
+    assert any(e.startswith("checkpoints every 62 s (configured 60 s") for e in rec.evidence)
