@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -61,10 +62,11 @@ def elapsed_cell(elapsed: float, duration: float | None) -> str:
     return f"{elapsed:.0f}/{duration:.0f}s" if duration else f"{elapsed:.0f}s"
 
 
-def figure_cells(f: Instant, begun: float | None) -> tuple[str, ...]:
+def figure_cells(step: Step) -> tuple[str, ...]:
     """The figures after ``elapsed`` and ``ckpt``, as both displays show them."""
+    f = step.figures
     return (
-        fmt(begun, ".0f"),
+        fmt(step.begun, ".0f"),
         fmt(f.dirty_pct, ".1f"),
         fmt(f.disk_write_mb_s, ".1f"),
         fmt(f.disk_util_pct, ".0f"),
@@ -72,6 +74,39 @@ def figure_cells(f: Instant, begun: float | None) -> tuple[str, ...]:
         fmt(f.write_p99_ms, ",.1f"),
         fmt(f.app_evictions_s, ",.0f"),
     )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One sample as both displays show it."""
+
+    figures: Instant
+    elapsed: float  # seconds since the first sample
+    begun: float | None  # checkpoints begun since the recording started
+    reasons: tuple[str, ...]  # why each column that reads "-" does
+
+
+class Progress:
+    """What the displays keep between samples: the one before, when the first came, and the
+    server's checkpoint count then (for "ckpts", begun since the recording started)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._prev: dict[str, Any] | None = None
+        self._first_mono: float | None = None
+        self._first_ckpt: float | None = None
+
+    def step(self, sample: dict[str, Any]) -> Step:
+        """The figures of ``sample`` against the one before it."""
+        if self._first_mono is None:
+            self._first_mono = float(sample["mono"])
+        f = instant(self._prev, sample)
+        if self._first_ckpt is None and f.checkpoints is not None:
+            self._first_ckpt = f.checkpoints
+        reasons = tuple(unknown_reasons(self._prev, sample, f, self.source))
+        self._prev = sample
+        begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
+        return Step(f, float(sample["mono"]) - self._first_mono, begun, reasons)
 
 
 class LiveStatus:
@@ -85,14 +120,9 @@ class LiveStatus:
         self.target = target
         self.output = output
         self.duration = duration
-        self.source = source
-        self._reasons: list[str] = []
-        self._prev: dict[str, Any] | None = None
-        self._first_mono: float | None = None
-        self._samples = 0
+        self._progress = Progress(source)
         self._notes: list[str] = []
-        self._first_ckpt: float | None = None
-        self._live = Live(self._render(None, 0.0), console=console, refresh_per_second=4, transient=False)
+        self._live = Live(self._render(None), console=console, refresh_per_second=4, transient=False)
 
     def __enter__(self) -> LiveStatus:
         self._live.__enter__()
@@ -103,24 +133,17 @@ class LiveStatus:
 
     def on_sample(self, sample: dict[str, Any]) -> None:
         """Update with a new recording sample."""
-        if self._first_mono is None:
-            self._first_mono = float(sample["mono"])
-        self._samples += 1
-        figures = instant(self._prev, sample)
-        if self._first_ckpt is None and figures.checkpoints is not None:
-            self._first_ckpt = figures.checkpoints  # "ckpts": begun since the recording started
-        self._reasons = unknown_reasons(self._prev, sample, figures, self.source)
-        self._prev = sample
-        self._live.update(self._render(figures, float(sample["mono"]) - self._first_mono))
+        self._live.update(self._render(self._progress.step(sample)))
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Show gaps, reconnects and restarts under the table."""
         if event["kind"] in ("gap", "reconnected", "restart", "server"):
             self._notes = [*self._notes, event_line(event)][-3:]
 
-    def _render(self, f: Instant | None, elapsed: float) -> Table:
+    def _render(self, step: Step | None) -> Table:
+        elapsed = step.elapsed if step else 0.0
         left = f"{max(self.duration - elapsed, 0):.0f} s left; " if self.duration else ""
-        caption = [*self._notes, *(f"-  {why}" for why in self._reasons)]
+        caption = [*self._notes, *(f"-  {why}" for why in (step.reasons if step else ()))]
         table = Table(
             title=f"ckptdiag record {self.target} -> {self.output}",
             title_justify="left",
@@ -130,12 +153,10 @@ class LiveStatus:
         # short headers: the table fits an 80-column terminal
         for name in COLUMNS:
             table.add_column(name, justify="right")
-        if f is None:
+        if step is None:
             table.add_row(elapsed_cell(elapsed, self.duration), "-", "-", "-", "-", "-", "-", "-", "-")
             return table
-        ckpt = _running(f)
-        begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
-        table.add_row(elapsed_cell(elapsed, self.duration), ckpt, *figure_cells(f, begun))
+        table.add_row(elapsed_cell(elapsed, self.duration), _running(step.figures), *figure_cells(step))
         return table
 
 
@@ -148,12 +169,10 @@ class RowsStatus:
     WIDTHS = (9, 7, 5, 6, 6, 5, 8, 8, 8)
 
     def __init__(self, console: Console, duration: float | None = None, source: str = "serverStatus") -> None:
-        self.console, self.duration, self.source = console, duration, source
-        self._prev: dict[str, Any] | None = None
-        self._first_mono: float | None = None
-        self._first_ckpt: float | None = None
+        self.console, self.duration = console, duration
+        self._progress = Progress(source)
         self._rows = 0
-        self._reasons: list[str] = []
+        self._reasons: tuple[str, ...] = ()
 
     def __enter__(self) -> RowsStatus:
         return self
@@ -166,24 +185,17 @@ class RowsStatus:
 
     def on_sample(self, sample: dict[str, Any]) -> None:
         """Print the sample's line (and the header, every ``HEADER_EVERY`` lines)."""
-        if self._first_mono is None:
-            self._first_mono = float(sample["mono"])
-        f = instant(self._prev, sample)
-        if self._first_ckpt is None and f.checkpoints is not None:
-            self._first_ckpt = f.checkpoints
-        reasons = unknown_reasons(self._prev, sample, f, self.source)
-        self._prev = sample
-        if reasons != self._reasons:
-            self._reasons = reasons
-            for why in reasons:
+        step = self._progress.step(sample)
+        if step.reasons != self._reasons:
+            self._reasons = step.reasons
+            for why in step.reasons:
                 self.console.print(f"-  {why}", highlight=False, style="dim")
         if self._rows % self.HEADER_EVERY == 0:
             self.console.print(self._line(COLUMNS), highlight=False, style="bold")
         self._rows += 1
+        f = step.figures
         running = "-" if f.checkpoint_running is None else "RUN" if f.checkpoint_running else "idle"
-        begun = None if f.checkpoints is None or self._first_ckpt is None else f.checkpoints - self._first_ckpt
-        elapsed = elapsed_cell(float(sample["mono"]) - self._first_mono, self.duration)
-        cells = (elapsed, running, *figure_cells(f, begun))
+        cells = (elapsed_cell(step.elapsed, self.duration), running, *figure_cells(step))
         self.console.print(self._line(cells), highlight=False, style="bold red" if running == "RUN" else None)
 
     def on_event(self, event: dict[str, Any]) -> None:
