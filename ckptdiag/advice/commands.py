@@ -57,6 +57,11 @@ def _engine_yaml(settings: EngineSettings, change: Mapping[str, str], revert: bo
     return lines
 
 
+def _removed(path: tuple[str, ...], back_to: str = "the default") -> str:
+    """A mongod.conf line to remove, as a YAML comment: pasted, it changes nothing by itself."""
+    return f"# {'.'.join(path)}: remove the line (back to {back_to})"
+
+
 def _block(head: tuple[str, ...], lines: list[str]) -> str:
     return "\n".join([_yaml(head, "").rstrip(" ")] + [f"{'  ' * len(head)}{line}" for line in lines])
 
@@ -65,9 +70,7 @@ def commands(change: Change, settings: EngineSettings) -> Commands:
     """The commands of one change."""
     if isinstance(change, ParameterChange):
         revert_config = (
-            f"# {'.'.join(change.config_path)}: remove the line (back to the default)"
-            if change.old_inferred
-            else _yaml(change.config_path, f"{change.old:g}")
+            _removed(change.config_path) if change.old_inferred else _yaml(change.config_path, f"{change.old:g}")
         )
         return Commands(
             (_set_parameter(change.parameter, change.new),),
@@ -80,7 +83,7 @@ def commands(change: Change, settings: EngineSettings) -> Commands:
     revert_config = (
         _block(head, _engine_yaml(settings, change.set, revert=True))
         if settings.config_string or only_cache
-        else "# storage.wiredTiger.engineConfig.configString: remove the line (back to the defaults)"
+        else _removed((*head, "configString"), "the defaults")
     )
     return Commands(
         (_runtime_wt(render_config(change.set)),),
@@ -109,11 +112,7 @@ def combined(changes: Iterable[Change], settings: EngineSettings) -> Commands:
         revert_runtime.append(_set_parameter(change.parameter, change.old))
         path = change.config_path[1:]  # under storage:
         storage.append(_yaml(path, f"{change.new:g}"))
-        storage_revert.append(
-            f"# {'.'.join(change.config_path)}: remove the line (back to the default)"
-            if change.old_inferred
-            else _yaml(path, f"{change.old:g}")
-        )
+        storage_revert.append(_removed(change.config_path) if change.old_inferred else _yaml(path, f"{change.old:g}"))
     if engine:
         runtime.append(_runtime_wt(render_config(engine)))
         revert_runtime.append(_runtime_wt(render_config(engine_revert)))
