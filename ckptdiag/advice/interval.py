@@ -40,6 +40,7 @@ class IntervalDecision:
     """A shorter interval, and the checkpoints measured now and predicted after it."""
 
     interval_s: float  # as measured (else as configured)
+    configured_s: float  # the setting in force (else as measured): what the title replaces
     new_s: float
     now: CheckpointShape
     after: CheckpointShape
@@ -72,7 +73,7 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     configured = dx.settings.interval.value or interval
     if new >= min(interval, configured) or (after.duration_s or 0) * INTERVAL_HEADROOM > new:
         return None
-    return IntervalDecision(interval, new, now, after, aim, kept if stopped else None, len(hurting))
+    return IntervalDecision(interval, configured, new, now, after, aim, kept if stopped else None, len(hurting))
 
 
 def _evidence(dx: Diagnosis, d: IntervalDecision) -> tuple[str, ...]:
@@ -138,7 +139,7 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
         kind="setting",
         setting=setting,
         # the setting in force, not the period measured start to start (62 s at syncdelay=60)
-        title=f"Checkpoint every {d.new_s:.0f} s instead of {dx.settings.interval.value or d.interval_s:.0f} s",
+        title=f"Checkpoint every {d.new_s:.0f} s instead of {d.configured_s:.0f} s",
         current=dx.settings.interval.value,
         current_source=dx.settings.interval.source,
         recommended=d.new_s,
