@@ -21,7 +21,9 @@ from ckptdiag.report.markdown import render_markdown
 HTML_EXTRA_HINT = "pip install 'ckptdiag[html]'"
 
 
-def _charts_svg(dx: Diagnosis, slow: tuple[tuple[float, float], ...] = ()) -> str | None:
+def _charts_svg(
+    dx: Diagnosis, spans: list[tuple[float, float, bool]], slow: tuple[tuple[float, float], ...] = ()
+) -> str | None:
     try:
         import matplotlib  # type: ignore[import-not-found,unused-ignore]
 
@@ -58,7 +60,7 @@ def _charts_svg(dx: Diagnosis, slow: tuple[tuple[float, float], ...] = ()) -> st
         ax.scatter(pd.to_datetime([t for t, _ in slow], unit="s", utc=True), [ms for _, ms in slow], s=4, color="black")
         ax.set_ylabel("slow ops (ms)")
         ax.set_yscale("log")
-    _shade(axes[:, 0], _shaded(dx))
+    _shade(axes[:, 0], spans)
     axes[-1, 0].set_xlabel("UTC (red: stalled checkpoint, blue: checkpoint)")
     # fixed margins: tight_layout drew every figure twice (a third of an HTML report's time)
     inches = 2.2 * rows
@@ -233,13 +235,14 @@ def server_charts(r: Report) -> str:
     """A server report's charts: the timeline's (with the plotting extra, else a hint) and the
     long view's (drawn by hand: there with or without it)."""
     dx = r.dx
-    svg = _charts_svg(dx, r.log.points if r.log is not None else ())
+    spans = _shaded(dx)  # the checkpoints' bands, for the static charts and the interactive one
+    svg = _charts_svg(dx, spans, r.log.points if r.log is not None else ())
     charts = (
         f'<div class="charts">{svg}</div>'
         if svg
         else f'<p class="hint">Charts need the plotting extra: <code>{html.escape(HTML_EXTRA_HINT)}</code></p>'
     )
-    interactive = timeline_html(dx, _shaded(dx))
+    interactive = timeline_html(dx, spans)
     if interactive is not None:  # zoomable on screen; the static charts for print and without JavaScript
         charts = interactive + f'<div class="static-charts">{charts}</div>'
     if dx.history is not None:
