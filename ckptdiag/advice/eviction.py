@@ -133,7 +133,7 @@ def _threads_worded(dx: Diagnosis, d: ThreadsDecision) -> Recommendation:
         current_source=ev.threads_max.source,
         recommended={"threads_min": new_min, "threads_max": new_max},
         evidence=(
-            f"application threads evicted {app:,.0f} pages and waited {wait:.1f} s for the cache",
+            _threads_evidence(app, wait),
             f"{over:.0f} s at or over the dirty trigger ({ev.dirty_trigger.number:g} %)",
             f"{cores} cores" if cores else "core count unknown (bounded by the version's limit only)",
         ),
@@ -151,6 +151,11 @@ def _threads_worded(dx: Diagnosis, d: ThreadsDecision) -> Recommendation:
         ),
         lab={"eviction_threads_min": new_min, "eviction_threads_max": new_max},
     )
+
+
+def _threads_evidence(app: float, wait: float) -> str:
+    """What more eviction threads would relieve, as both threads findings cite it."""
+    return f"application threads evicted {app:,.0f} pages and waited {wait:.1f} s for the cache"
 
 
 def threads_need_cores(dx: Diagnosis) -> Recommendation | None:
@@ -177,7 +182,7 @@ def threads_need_cores(dx: Diagnosis) -> Recommendation | None:
         current={"threads_min": int(ev.threads_min.value or DEFAULT_EVICTION_THREADS), "threads_max": cur_max},
         current_source=ev.threads_max.source,
         recommended=None,
-        evidence=(f"application threads evicted {app:,.0f} pages and waited {wait:.1f} s for the cache", why),
+        evidence=(_threads_evidence(app, wait), why),
         predicted={},
         predicted_text="more threads would take CPU from the operations they are meant to relieve; free CPU "
         "first (what else runs on this host: top, pidstat), or move to a host with more cores",
