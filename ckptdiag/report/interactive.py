@@ -16,8 +16,6 @@ from importlib import resources
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.timeline import ops_line
 
-UPLOT_VERSION = "1.6.32"
-
 _SERIES = (  # (label, timeline column, colour)
     ("dirty %", "dirty_pct", "#ff7f0e"),
     ("disk MB/s", "disk_mb_s", "#9467bd"),
