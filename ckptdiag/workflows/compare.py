@@ -63,13 +63,13 @@ def run_compare(request: CompareRequest, warn: Warn) -> ExitStatus:
     from ckptdiag.report import compare as render
     from ckptdiag.report import formats
 
-    check_outputs(request.outputs, (request.before.path, request.after.path))  # before the work
+    protect = (request.before.path, request.after.path)  # never written over
+    check_outputs(request.outputs, protect)  # before the work
     comparison = render.compare(load_side(request.before), load_side(request.after))
     status = ExitStatus.WARN if request.fail_on == "regress" and comparison.worse else ExitStatus.OK
     for out in request.outputs:
         if out.fmt == "table" and out.path is None:
             Console().print(render.render_compare_table(comparison))
             continue
-        protect = (request.before.path, request.after.path)
         write_text_output(formats.render(comparison, out.fmt), out.path, protect, warn)
     return status
