@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ckptdiag.advice.model import median
+from ckptdiag.advice.model import MIN_GAIN, flush_at_target, median
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
@@ -121,8 +121,10 @@ def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     )
 
 
-def _dirty_raised(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
-    """A dirty target above mongod's default: each checkpoint writes what it let build up."""
+def _dirty_raised(dx: Diagnosis, hurting: list[Episode], held: bool) -> Cause | None:
+    """A dirty target above mongod's default: each checkpoint writes what it let build up, and
+    the default would cut it (``held``: with the kernel's hold of eviction's writes, see
+    :func:`~ckptdiag.advice.model.flush_at_target`)."""
     target, cache = dx.settings.eviction.dirty_target, dx.settings.cache_bytes.value
     pct = percent_of_cache(f"{target.value:g}", cache) if target.value is not None else None
     written = median([float(e.bytes_written) for e in hurting if e.bytes_written])
@@ -131,6 +133,9 @@ def _dirty_raised(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     at_default = cache * DEFAULT_DIRTY_TARGET / 100
     if written <= at_default:  # the raised target did not make the checkpoints bigger
         return None
+    flush = flush_at_target(dx, DEFAULT_DIRTY_TARGET, held)
+    if flush is None or flush[1] > (1 - MIN_GAIN) * flush[0]:
+        return None  # at the default, eviction's writes would still go with the checkpoint's sync
     return Cause(
         DIRTY_RAISED,
         "checkpoints write what a raised dirty target lets build up",
@@ -213,7 +218,7 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
         disk,
         _journal(dx, hurting),
         _eviction(dx, hurting, disk is not None),
-        _dirty_raised(dx, hurting),
+        _dirty_raised(dx, hurting, disk is not None),
         _cache(dx),
     ]
     return tuple(c for c in found if c is not None)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
-from ckptdiag.advice.model import checkpoint_shape, finished, median
+from ckptdiag.advice.model import MIN_GAIN, checkpoint_shape, finished, flush_at_target, median
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
@@ -86,13 +86,18 @@ class DirtyDecision:
     raised: bool  # the target in force is above the default
     sized_from: float | None  # the target the disk sizing started from (% of the cache), if it applied
     rate: float | None  # the disk's demonstrated write rate (bytes/s) it was sized by
+    found_pct: float  # the most dirty data the window held (% of the cache): what checkpoints find now
+    flush: tuple[float, float] | None  # what a typical checkpoint that hurt writes now, and with the target
+    held: bool  # the disk saturates: eviction's writes of the kernel's last 30 s go with the sync
 
 
 def decide_dirty(dx: Diagnosis, causes: frozenset[str]) -> DirtyDecision | None:
-    """The dirty target and trigger to recommend, or None."""
+    """The dirty target and trigger to recommend, or None: also where the checkpoints never find
+    more dirty data than the lower target allows, or where what their sync flushes would fall by
+    less than ``MIN_GAIN`` (the kernel still holds what eviction wrote in its last 30 s)."""
     ev = dx.settings.eviction
-    cache = dx.settings.cache_bytes.value
-    if not any(hurts(e) for e in dx.episodes) or not cache:
+    cache, found = dx.settings.cache_bytes.value, dx.eviction.dirty_pct_max
+    if not any(hurts(e) for e in dx.episodes) or not cache or not found:
         return None
     rate = _disk_rate(dx, causes)
     target_pct, raised, sized_from = _target_pct(dx, cache, rate)
@@ -103,7 +108,12 @@ def decide_dirty(dx: Diagnosis, causes: frozenset[str]) -> DirtyDecision | None:
         trigger = same_unit(target_pct, ev.dirty_trigger.number, cache)[1]
     if target[1] >= ev.dirty_target.number and trigger[1] >= ev.dirty_trigger.number:
         return None
-    return DirtyDecision(target, trigger, cache, raised, sized_from, rate)
+    held = DISK_SATURATED in causes
+    flush = flush_at_target(dx, target[1], held)
+    kept = flush[1] / flush[0] if flush else target[1] / found  # of what checkpoints write now
+    if kept > 1 - MIN_GAIN:
+        return None
+    return DirtyDecision(target, trigger, cache, raised, sized_from, rate, found, flush, held)
 
 
 def _dirty_evidence(dx: Diagnosis, d: DirtyDecision) -> tuple[str, ...]:
@@ -127,11 +137,22 @@ def _dirty_effect(dx: Diagnosis, d: DirtyDecision) -> tuple[dict[str, float], st
     """The predicted effect of a lower dirty target -> (figures, text)."""
     bytes_after = d.target[1] / 100 * d.cache
     predicted: dict[str, float] = {"dirty_bytes_at_target": bytes_after}
-    now_bytes = dx.settings.eviction.dirty_target.number / 100 * d.cache
-    text = f"at most ~{mb(bytes_after)} of dirty data waits for a checkpoint (now {mb(now_bytes)})"
-    if d.rate:
-        predicted["checkpoint_s_upper_bound"] = bytes_after / d.rate
-        text += f", ~{bytes_after / d.rate:.1f} s at this disk's {d.rate / 2**20:.0f} MB/s"
+    text = f"checkpoints find at most ~{mb(bytes_after)} of dirty data (now up to {mb(d.found_pct / 100 * d.cache)})"
+    if d.flush:
+        flush_now, flush_after = d.flush
+        predicted["checkpoint_bytes"] = flush_after
+        if d.held:
+            already = f"; eviction writes {dx.other_writes_b_s / 2**20:.1f} MB/s now" if dx.other_writes_b_s else ""
+            text += (
+                f"; each checkpoint's sync sends ~{mb(flush_after)} to the disk instead of ~{mb(flush_now)}: "
+                "what it writes itself and what eviction wrote in the 30 s before it, which Linux holds that "
+                f"long (vm.dirty_expire_centisecs){already}"
+            )
+        else:
+            text += f": ~{mb(flush_after)} written per checkpoint instead of ~{mb(flush_now)}"
+        if d.rate:
+            predicted["checkpoint_s"] = flush_after / d.rate
+            text += f", ~{flush_after / d.rate:.1f} s at this disk's {d.rate / 2**20:.0f} MB/s"
     return predicted, text
 
 

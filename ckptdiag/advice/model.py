@@ -18,6 +18,7 @@ import numpy as np
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
+from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,56 @@ def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
         p99_inside_ms=p99,
         ops_dip=dip,
     )
+
+
+# Linux writes back what a process wrote (and did not sync) once it has been dirty this long
+# (vm.dirty_expire_centisecs, 3000 by default). What eviction writes in the last 30 s before a
+# checkpoint is still in the page cache when the checkpoint's sync comes, and goes with it: the
+# lab measured it (docs/lab.md#kernel-hold).
+KERNEL_EXPIRE_S = 30.0
+
+
+def sync_bytes(
+    bytes_now: float, share: float, period_s: float, other_b_s: float = 0.0, expire_s: float = KERNEL_EXPIRE_S
+) -> float:
+    """What a checkpoint's sync sends to the disk once a dirty target leaves it ``share`` of the
+    dirty data it writes now (``bytes_now``, built up evenly over ``period_s``): that share; what
+    eviction already writes (``other_b_s``) in the kernel's last ``expire_s`` before it; and what
+    eviction would write of the rest from when dirty data reaches the target, in that time too.
+
+    >>> sync_bytes(60.0, 1.0, 60.0, other_b_s=0.5)  # its own 60, and 30 s of eviction's 0.5 a second
+    75.0
+    >>> sync_bytes(60.0, 0.1, 60.0)  # 6 of its own; eviction writes the other 54 at 1 a second
+    36.0
+    """
+    held = other_b_s * min(expire_s, period_s)
+    share = min(share, 1.0)
+    evicting_s = (1 - share) * period_s  # eviction runs once dirty data reaches the target
+    return bytes_now * share + held + bytes_now / period_s * min(expire_s, evicting_s)
+
+
+# a lower dirty target that would cut what a checkpoint writes (or its sync flushes) by less than
+# this is neither a cause nor a change worth making: on a disk the checkpoint's sync saturates,
+# the kernel's 30 s hold of eviction's writes caps the cut at about half at 60 s checkpoints
+MIN_GAIN = 0.2
+
+
+def flush_at_target(dx: Diagnosis, target_pct: float, held: bool) -> tuple[float, float] | None:
+    """(what a typical checkpoint that hurt writes now, what it would write with a dirty target of
+    ``target_pct`` % of the cache), bytes; with ``held`` (the disk saturates) both are what its
+    sync sends to the disk, eviction's writes the kernel still holds included (:func:`sync_bytes`).
+    None where the window has no checkpoint bytes or dirty level to scale."""
+    found = dx.eviction.dirty_pct_max
+    period = dx.checkpoint_period_s or dx.settings.interval.value or DEFAULT_INTERVAL_S
+    now = checkpoint_shape(dx, period)
+    if not found or now is None or not now.bytes_written:
+        return None
+    share = min(target_pct / found, 1.0)  # of the dirty data checkpoints find now, what the target leaves
+    bytes_now = now.bytes_written
+    if not held:
+        return bytes_now, bytes_now * share
+    other = dx.other_writes_b_s or 0.0
+    return sync_bytes(bytes_now, 1.0, period, other), sync_bytes(bytes_now, share, period, other)
 
 
 def finished(dx: Diagnosis, *, focus: bool = True) -> list[Episode]:

@@ -193,6 +193,8 @@ class Diagnosis:
     role: str | None = None  # "primary" or "secondary" (replica-set members), None if not known
     disk_peak_mb_s: float | None = None  # the data disk's highest write rate over a second in the window
     journal_syncs_s: float | None = None  # journal syncs a second, median over the window
+    # bytes a second written to the data files besides the checkpoints' own (eviction's), over the window
+    other_writes_b_s: float | None = None
     spacings: tuple[tuple[float, float], ...] = ()  # (spacing s, share of the time), shortest first
     history: History | None = None  # by day (by hour under two days), with the trends; None: too short
 

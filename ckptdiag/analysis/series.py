@@ -75,6 +75,7 @@ _READS = frozenset(
         "ckpt.recent_ms",
         "ckpt.total_ms",
         "ckpt.bytes_written",
+        "block.bytes_written",
         "ckpt.count",
         "ckpt.generation",
         "tickets.write.available",
@@ -258,7 +259,7 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
     server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
     CPUs, all processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of checkpoints finished in
-    the interval), ``ckpt_recent_ms``, ``ckpt_bytes``; ``app_evict``
+    the interval), ``ckpt_recent_ms``, ``ckpt_bytes``, ``block_bytes`` (every data-file write); ``app_evict``
     (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
     ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
     ``disk.<dev>.<figure>`` for :data:`DISK_FIGURES` (iostat's formulas); ``secondary`` (1 on a
@@ -289,7 +290,11 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     out["host_cpu_pct"] = _host_cpu_pct(columns)
     out.update(_replication(frame, columns, seam, dt_ok, out))
     restarts = _restarts(frame)
-    for name, column in (("ckpt_total_ms", "ckpt.total_ms"), ("ckpt_bytes", "ckpt.bytes_written")):
+    for name, column in (
+        ("ckpt_total_ms", "ckpt.total_ms"),
+        ("ckpt_bytes", "ckpt.bytes_written"),
+        ("block_bytes", "block.bytes_written"),  # all the data files' writes: checkpoints' and eviction's
+    ):
         out[name] = event_counter(frame, column, restarts)
     starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
     begun = event_counter(frame, starts, restarts)

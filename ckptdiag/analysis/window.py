@@ -110,6 +110,7 @@ class WindowDiagnoser:
         self.journal_syncs = Distribution()
         self.journal_seen = False
         self.weighted = np.zeros((2, 2))  # (ops, writes) x (rate x dt, dt), where each is known
+        self.other_writes = np.zeros(2)  # (data-file bytes written besides checkpoints' own, over seconds)
         self.secondary = np.zeros(2)  # samples as a secondary, samples with a role
         self.peak = _Peak()
         self.overdue: OverdueTracker | None = None
@@ -247,6 +248,11 @@ class WindowDiagnoser:
         if "journal_syncs_s" in frame:
             self.journal_seen = True
             self.journal_syncs.add(frame["journal_syncs_s"].to_numpy(dtype="float64")[own])
+        if "block_bytes" in frame and "ckpt_bytes" in frame:
+            block = frame["block_bytes"].to_numpy(dtype="float64")[own]
+            ckpt = frame["ckpt_bytes"].to_numpy(dtype="float64")[own]
+            ok = np.isfinite(block) & np.isfinite(ckpt) & np.isfinite(dt)
+            self.other_writes += (float(np.sum(np.maximum(block[ok] - ckpt[ok], 0.0))), float(np.sum(dt[ok])))
         for j, rate in enumerate((cols.ops_s[own], cols.writes_s[own])):
             ok = np.isfinite(rate) & np.isfinite(dt) & (dt > 0)
             self.weighted[j] += (float(np.sum(rate[ok] * dt[ok])), float(np.sum(dt[ok])))
