@@ -143,6 +143,23 @@ def test_a_saturated_disk_is_named_as_the_cause() -> None:
     assert kinds[0] == DISK_SATURATED
 
 
+@pytest.mark.parametrize(("evicted_mb_s", "said"), [(0.0, False), (2.0, False), (4.0, True)])
+def test_the_disk_cause_says_what_the_sync_flushes_besides_the_checkpoints_own(evicted_mb_s: float, said: bool) -> None:
+    # 400 MB checkpoints (2 s at 200 MB/s) every 60 s; eviction's last 30 s go with each sync:
+    # 60 MB at 2 MB/s is not worth a line beside 400 MB (under a quarter), 120 MB at 4 MB/s is
+    frame = Server(seconds=900, period=60, duration=2.0).frame()
+    frame["block.bytes_written"] = frame["ckpt.bytes_written"] + evicted_mb_s * 2**20 * (
+        frame["t"] - frame["t"].iloc[0]
+    )
+    causes = recommend(diagnose(derive(frame), ServerFacts(version="7.0.21"))).causes
+    assert causes[0].kind == DISK_SATURATED
+    line = [e for e in causes[0].evidence if "sync also sends" in e]
+    assert bool(line) == said
+    if said:
+        assert "~120 MB at the 4.0 MB/s eviction writes here, beside the checkpoint's own 400 MB" in line[0]
+        assert "vm.dirty_expire_centisecs" in line[0]
+
+
 def test_the_throttle_rule_lifts_it_and_the_interval_rule_steps_aside() -> None:
     frame, facts = _throttled_server()
     # a disk that never wrote faster than the throttle has not shown what it can do: no duration

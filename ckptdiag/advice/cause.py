@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ckptdiag.advice.model import MIN_GAIN, flush_at_target, median
+from ckptdiag.advice.model import KERNEL_EXPIRE_S, MIN_GAIN, flush_at_target, median, sync_bytes
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
@@ -82,7 +82,30 @@ def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
         evidence.append(f"it writes at most {dx.disk_peak_mb_s:.0f} MB/s (its highest second in this window)")
     if awaits:
         evidence.append(f"write await up to {max(awaits):.0f} ms during them")
+    held = _held_by_kernel(dx, saturated)
+    if held:
+        evidence.append(held)
     return Cause(DISK_SATURATED, f"the data disk ({dx.disk}) is saturated during checkpoints", tuple(evidence))
+
+
+HELD_SHARE = 0.25  # eviction's held writes worth naming beside a checkpoint's own bytes
+
+
+def _held_by_kernel(dx: Diagnosis, saturated: list[Episode]) -> str | None:
+    """What a checkpoint's sync flushes besides its own bytes: eviction's writes of the kernel's
+    last 30 s (see :func:`~ckptdiag.advice.model.sync_bytes`), where they are a quarter of them or more."""
+    own = median([float(e.bytes_written) for e in saturated if e.bytes_written])
+    other, period = dx.other_writes_b_s, dx.checkpoint_period_s or dx.settings.interval.value
+    if not own or not other or not period:
+        return None
+    held = sync_bytes(own, 1.0, period, other) - own
+    if held < HELD_SHARE * own:
+        return None
+    return (
+        f"each checkpoint's sync also sends what eviction wrote in the {KERNEL_EXPIRE_S:.0f} s before it, "
+        f"which Linux holds that long (vm.dirty_expire_centisecs): ~{mb(held)} at the {other / 2**20:.1f} MB/s "
+        f"eviction writes here, beside the checkpoint's own {mb(own)}"
+    )
 
 
 def journal_evidence(dx: Diagnosis) -> str | None:
