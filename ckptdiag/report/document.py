@@ -174,6 +174,9 @@ def _checkpoints_json(dx: Diagnosis, top: int | None) -> dict[str, Any]:
         "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
         "disk": dx.disk,
         "disk_peak_mb_s": num(dx.disk_peak_mb_s, 2),
+        # what eviction writes to the data files besides the checkpoints: the kernel holds its last
+        # 30 s for each checkpoint's sync
+        "other_writes_mb_s": num(dx.other_writes_b_s / 2**20 if dx.other_writes_b_s is not None else None, 2),
         # a long window's 70,000 episodes are its history's aggregates and its worst, not a 60 MB list
         "listed": "all" if len(listed) == len(dx.episodes) else "worst",
         "episodes": [_episode_json(e, dx.disk) for e in listed],

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Mapping
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +71,27 @@ def lab_config(scenario_name: str, overrides: Mapping[str, Any]) -> tuple[Scenar
     return scenario, config
 
 
+def changed_here(scenario: LabConfig, config: LabConfig) -> str:
+    """The settings the command line changed from the scenario's own, as its options: the
+    scenario's summary names its own, which the run no longer has.
+
+    >>> from ckptdiag.lab.scenarios import get_scenario
+    >>> own = get_scenario("stall").config
+    >>> changed_here(own, own.with_overrides(cache_mb=512, checkpoint_s=10.0))
+    '; changed here: --cache-mb 512 --checkpoint-interval 10'
+    """
+    changed = []
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if value != getattr(scenario, f.name):
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            changed.append(f"--{_OPTION.get(f.name, f.name.replace('_', '-'))} {shown}")
+    return f"; changed here: {' '.join(changed)}" if changed else ""
+
+
+_OPTION = {"checkpoint_s": "checkpoint-interval"}  # the LabConfig fields whose option is named otherwise
+
+
 def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> RecordResult:
     """Run a lab scenario, record it, and print what happened; with ``verify``, apply the
     recommended settings to the lab, run it again and print before and after."""
@@ -87,7 +108,7 @@ def run_demo(request: DemoRequest, stop_signals: StopSignals, warn: Warn) -> Rec
     console = Console()
     with tempfile.TemporaryDirectory(prefix="ckptdiag-demo-") as tmp:
         output = request.output or Path(tmp) / f"demo-{scenario.name}.jsonl.gz"
-        warn(f"lab: {scenario.name}: {scenario.summary}; {duration:g} s")
+        warn(f"lab: {scenario.name}: {scenario.summary}; {duration:g} s{changed_here(scenario.config, config)}")
         run = _lab_run(request, scenario, config, duration, output, console, stop_signals)
         # the same report `ckptdiag report` gives on the recording, then the lab's ground truth
         report = diagnose_window((run.recording,))
