@@ -49,10 +49,6 @@ class IntervalDecision:
     hurting: int
 
 
-def _nice_interval(limit: float) -> float:
-    return float(next((n for n in NICE_INTERVALS if n <= limit), NICE_INTERVALS[-1]))
-
-
 def decide(dx: Diagnosis) -> IntervalDecision | None:
     """The interval to recommend, or None when a shorter one would not help enough."""
     hurting = [e for e in dx.episodes if hurts(e) and e.evidence != "disk-burst"]
@@ -65,7 +61,12 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     kept = median(figures(finished(dx), lambda m: m.ops_ratio))
     stopped = kept is not None and kept <= STOPPED_OPS_RATIO
     aim = TARGET_STOPPED_CHECKPOINT_S if stopped else TARGET_CHECKPOINT_S
-    new = max(_nice_interval(interval * min(0.5, aim / now.duration_s)), MIN_INTERVAL_S)
+    # the longest interval, at most half the one now, whose checkpoints the model puts at the aim
+    # (eviction's held writes do not shrink with it below 30 s), else the shortest
+    new = next(
+        (n for n in NICE_INTERVALS if n <= interval / 2 and (at_interval(now, n).duration_s or 0) <= aim),
+        MIN_INTERVAL_S,
+    )
     after = at_interval(now, new)
     # below what is configured too: mongod sleeps the interval after each checkpoint ends, so the
     # period measured start to start is the setting plus a checkpoint (10.5 s at syncdelay=10,
@@ -146,7 +147,9 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
         evidence=_evidence(dx, d),
         predicted=_shape_json(d.now, after),
         predicted_text=(
-            f"every {d.new_s:.0f} s: ~{mb(after.bytes_written)} per checkpoint in ~{after.duration_s or 0:.1f} s"
+            f"every {d.new_s:.0f} s: ~{mb(after.bytes_written)} per checkpoint"
+            + (f" and ~{mb(after.held_bytes)} of eviction's writes with its sync" if after.held_bytes else "")
+            + f" in ~{after.duration_s or 0:.1f} s"
             + (f", write p99 inside ~{after.p99_inside_ms:.0f} ms" if after.p99_inside_ms is not None else "")
             + "; the same total checkpoint I/O per hour, in smaller bursts"
             + (SCATTER_CAVEAT if d.new_s * SCATTER_RATIO <= d.interval_s else "")

@@ -1,11 +1,14 @@
-"""The checkpoint model behind a recommended interval: what a checkpoint costs at another interval.
+"""The checkpoint model behind the advice: what a checkpoint costs at another interval or dirty target.
 
 Between two checkpoints dirty data builds up at the write rate, so the bytes a checkpoint
-writes scale with the interval; the disk writes them at the rate this server's checkpoints
-achieved, so the duration scales with the bytes; and the extra write latency inside a
-checkpoint (over the latency between checkpoints) scales with its duration. A published table of
-one server at 30/60/120/300 s follows it within 12 % for the 30 and 120 s rows from its 60 s row
-alone; at 300 s the model is pessimistic by 30 % (tests/test_advice.py).
+writes scale with the interval. Its sync sends them to the disk together with what eviction
+wrote in the 30 s before it, which Linux still holds (``KERNEL_EXPIRE_S``); the disk flushes both
+at the rate this server's checkpoints achieved, so the duration follows their sum; and the extra
+write latency inside a checkpoint (over the latency between checkpoints) scales with its
+duration. A published table of one server at 30/60/120/300 s follows it within 12 % for the 30
+and 120 s rows from its 60 s row alone; at 300 s the model is pessimistic by 30 %
+(tests/test_advice.py). Pages touched by scattered writes are written whole at every
+checkpoint, so at a much shorter interval the bytes are a floor (docs/advice.md#predictions).
 """
 
 from __future__ import annotations
@@ -20,53 +23,61 @@ from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 
+# Linux writes back what a process wrote (and did not sync) once it has been dirty this long
+# (vm.dirty_expire_centisecs, 3000 by default). What eviction writes in the last 30 s before a
+# checkpoint is still in the page cache when the checkpoint's sync comes, and goes with it: the
+# lab measured it (docs/lab.md#kernel-hold).
+KERNEL_EXPIRE_S = 30.0
+
 
 @dataclass(frozen=True)
 class CheckpointShape:
     """A typical checkpoint of a server: how often, how much, how long, and what it cost."""
 
     interval_s: float
-    bytes_written: float | None
+    bytes_written: float | None  # its own (the server's "bytes written for checkpoint")
     duration_s: float | None
     p99_inside_ms: float | None = None  # write p99 at its worst inside a checkpoint
     p99_between_ms: float | None = None  # write p99 between checkpoints
     ops_dip: float | None = None  # 1 - (worst second's throughput / usual): 0 no dip, 1 stopped
+    other_b_s: float = 0.0  # what eviction writes besides, bytes a second
+
+    @property
+    def held_bytes(self) -> float:
+        """Eviction's writes the kernel still holds when the checkpoint syncs: they go with it."""
+        return self.other_b_s * min(KERNEL_EXPIRE_S, self.interval_s)
 
     @property
     def disk_rate(self) -> float | None:
-        """Bytes per second the checkpoint wrote (this server's own disk, as it behaved)."""
+        """Bytes per second its sync sent to the disk (this server's own disk, as it behaved)."""
         if self.bytes_written and self.duration_s:
-            return self.bytes_written / self.duration_s
+            return (self.bytes_written + self.held_bytes) / self.duration_s
         return None
 
 
 def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
-    """The predicted checkpoint at ``interval_s``, from the measured one ``now``."""
+    """The predicted checkpoint at ``interval_s``, from the measured one ``now``: its own bytes
+    scale with the interval (a floor where writes are scattered), eviction's held writes with
+    the kernel's hold (at most 30 s of them), its duration with both (at the rate the disk
+    flushed them now), and the latency it adds with its duration."""
     f = interval_s / now.interval_s
-    duration = now.duration_s * f if now.duration_s is not None else None
+    written = now.bytes_written * f if now.bytes_written is not None else None
+    after = replace(now, interval_s=interval_s, bytes_written=written)
+    rate = now.disk_rate
+    duration = None
+    if rate and written is not None:
+        duration = (written + after.held_bytes) / rate
+    elif now.duration_s is not None:
+        duration = now.duration_s * f
     p99 = None
-    if now.p99_inside_ms is not None:
+    if now.p99_inside_ms is not None and duration is not None and now.duration_s:
         between = now.p99_between_ms or 0.0
-        p99 = between + max(now.p99_inside_ms - between, 0.0) * f
+        p99 = between + max(now.p99_inside_ms - between, 0.0) * duration / now.duration_s
     dip = None
     if now.ops_dip is not None and now.duration_s:
         # seen a second at a time: a dip of d seconds costs min(d, 1) of the worst second
         dip = min(1.0, now.ops_dip * min(duration or 0.0, 1.0) / min(now.duration_s, 1.0))
-    return replace(
-        now,
-        interval_s=interval_s,
-        bytes_written=now.bytes_written * f if now.bytes_written is not None else None,
-        duration_s=duration,
-        p99_inside_ms=p99,
-        ops_dip=dip,
-    )
-
-
-# Linux writes back what a process wrote (and did not sync) once it has been dirty this long
-# (vm.dirty_expire_centisecs, 3000 by default). What eviction writes in the last 30 s before a
-# checkpoint is still in the page cache when the checkpoint's sync comes, and goes with it: the
-# lab measured it (docs/lab.md#kernel-hold).
-KERNEL_EXPIRE_S = 30.0
+    return replace(after, duration_s=duration, p99_inside_ms=p99, ops_dip=dip)
 
 
 def sync_bytes(
@@ -139,4 +150,5 @@ def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None
         p99_inside_ms=median(figures(finished(dx), lambda m: m.write_p99_ms_peak)),
         p99_between_ms=dx.baseline.write_p99_ms,
         ops_dip=1 - float(np.median(ratios)) if ratios else None,
+        other_b_s=dx.other_writes_b_s or 0.0,
     )
