@@ -176,6 +176,12 @@ def test_a_110_gb_cache_on_a_190_gb_host_whose_checkpoints_write_30_gb() -> None
     # the cache: back to mongod's default for this RAM, never above it
     cache = recs["cache-size"]
     assert cache.recommended == 94 and "110.0 GB of 190.0 GB RAM (58 %)" in cache.evidence[0]
+    # 5 % of 94 GB leaves a checkpoint 17 % of the 25 % it finds; eviction writes the rest as it
+    # comes and the kernel holds its last 30 s (of 180) for the sync: a third of what it writes now
+    written = float(np.median([e.bytes_written for e in dx.episodes if e.bytes_written]))
+    share = (5 * 94 / 110) / (27 / 110 * 100)
+    assert cache.predicted["checkpoint_bytes"] == pytest.approx(written * (share + 30 / 180), rel=0.02)
+    assert ": ~10.0 GB a checkpoint instead of ~29.3 GB" in cache.predicted_text
     # dirty data: in MB on a cache this size (whole percents are 1.1 GB steps), sized to 2 s of
     # what the disk showed it writes; the trigger never lowered toward the 25 % the server sustains
     dirty = recs["eviction-dirty"].recommended

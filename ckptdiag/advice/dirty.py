@@ -239,6 +239,7 @@ def cache_size_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Reco
         return None
     gb = max(math.floor(default / 2**30), 1)
     dirty = dx.settings.eviction.dirty_target.number
+    predicted, text = _cache_effect(dx, causes, cache, gb * 2**30)
     return Recommendation(
         id="cache-size",
         kind="setting",
@@ -253,11 +254,8 @@ def cache_size_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Reco
             f"{mb(ram - cache)} left to the OS page cache, connections and the filesystem's own dirty data",
             f"dirty target {dirty:g} % of it is {mb(dirty / 100 * cache)} per checkpoint at worst",
         ),
-        predicted={"dirty_bytes_at_target": dirty / 100 * gb * 2**30, "page_cache_bytes": ram - gb * 2**30},
-        predicted_text=(
-            f"dirty data at the target {mb(dirty / 100 * gb * 2**30)} instead of "
-            f"{mb(dirty / 100 * cache)}; {mb(ram - gb * 2**30)} left to the page cache"
-        ),
+        predicted=predicted,
+        predicted_text=text,
         tradeoffs=(
             "a smaller cache holds a smaller working set: more reads from disk (or the page cache) "
             "if it no longer fits",
@@ -271,3 +269,20 @@ def cache_size_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Reco
         change=EngineChange({"cache_size": f"{gb}G"}, {"cache_size": f"{int(cache / 2**20)}M"}),
         lab={"cache_mb": gb * 1024},
     )
+
+
+def _cache_effect(dx: Diagnosis, causes: frozenset[str], cache: float, smaller: float) -> tuple[dict[str, float], str]:
+    """What a smaller cache changes for checkpoints -> (figures, text): the dirty data its target
+    allows, and what a checkpoint would write (on a saturated disk: its sync would flush, eviction's
+    held writes counted) where the checkpoints find more than that now."""
+    dirty, ram = dx.settings.eviction.dirty_target.number, dx.facts.ram_bytes or 0
+    at_target = dirty / 100 * smaller
+    predicted = {"dirty_bytes_at_target": at_target, "page_cache_bytes": ram - smaller}
+    text = f"dirty data at the target {mb(at_target)} instead of {mb(dirty / 100 * cache)}"
+    flush = flush_at_target(dx, dirty * smaller / cache, DISK_SATURATED in causes)
+    if flush and flush[1] < (1 - MIN_GAIN) * flush[0]:
+        predicted["checkpoint_bytes"] = flush[1]
+        text += f": ~{mb(flush[1])} a checkpoint instead of ~{mb(flush[0])}"
+    elif flush:
+        text += f"; checkpoints would write about what they do now (~{mb(flush[0])}): it would not shorten them"
+    return predicted, f"{text}; {mb(ram - smaller)} left to the page cache"
