@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from synth import Server
 
@@ -27,14 +28,16 @@ GB = 2**30
 
 
 def _advice(monkeypatch: pytest.MonkeyPatch, version: str, **facts: Any) -> Advice:
-    """A stalling server with a large cache at its dirty target: an interval and a dirty-target
-    change (the latter made a setting here, so that the combined block holds an engine change)."""
-    monkeypatch.setitem(proof.PROVEN, "eviction-dirty", "test")  # as if proven: none is today (proof.py)
-    monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")
+    """A stalling server whose dirty target was raised at runtime, on a disk that keeps up: an
+    interval and a dirty-target change (the interval made a setting here, so that the combined
+    block holds a parameter and an engine change)."""
+    monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")  # as if proven: it is not today (proof.py)
     frame = Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=600).frame()
-    frame["cache.max_bytes"] = float(200 * GB)
-    frame["cache.dirty_bytes"] = float(9.8 * GB)
-    advice = recommend(diagnose(derive(frame), ServerFacts(version=version, **facts)))
+    frame["cache.max_bytes"] = float(GB)
+    frame["cache.dirty_bytes"] = 0.3 * GB  # checkpoints find 30 % of the cache dirty
+    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)  # 30 % busy
+    raised = {"wiredTigerEngineRuntimeConfig": "eviction_dirty_target=20,eviction_dirty_trigger=40"}
+    advice = recommend(diagnose(derive(frame), ServerFacts(version=version, parameters=raised, **facts)))
     assert {"checkpoint-interval", "eviction-dirty"} <= {r.id for r in advice.recommendations if r.kind == "setting"}
     return advice
 
