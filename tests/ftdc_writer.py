@@ -1,4 +1,4 @@
-"""Synthetic FTDC files written by mongod's encoding rules, from a simulated 7.0 server whose
+"""Synthetic FTDC files written by mongod's encoding rules, from a simulated server (7.0 unless said) whose
 checkpoints are known exactly: the ground truth the counters-as-truth tests compare against.
 
 A file is BSON documents ``{_id, type, doc|data}``: a type 0 metadata document, then type 1
@@ -44,6 +44,10 @@ class SimServer:
     # every write waits for w: majority this long (ms), and stall_wc_wait_ms while stall_in says
     wc_wait_ms: float | None = None
     stall_wc_wait_ms: float = 0.0
+    version: str = "7.0.0"  # 7.1+: the checkpoint statistics in their own category (WT-11171), 7.3+ split
+    # each checkpoint's phase statistics as the server names them ((category, name) -> value), the
+    # "most recent" gauges every sample after it ends reads
+    phases: Sequence[dict[tuple[str, str], float]] = ()
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
@@ -54,6 +58,34 @@ class SimServer:
         reach = np.maximum.accumulate(np.array([e for _, e in spans], dtype=np.float64))  # overlaps too
         at = np.searchsorted(starts, t, side="right") - 1  # the last span begun by t (weeks of them)
         return (at >= 0) & (t < reach[np.maximum(at, 0)])
+
+    def _checkpoint_stats(self, begun: int, running: bool, recent_ms: int, total_ms: int) -> dict[str, Any]:
+        """The checkpoint counters as this version names them."""
+        major, minor = (int(x) for x in self.version.split(".")[:2])
+        if (major, minor) < (7, 1):
+            return {
+                "transaction": {
+                    "transaction checkpoints": begun,
+                    "transaction checkpoint currently running": int(running),
+                    "transaction checkpoint generation": begun,
+                    "transaction checkpoint most recent time (msecs)": recent_ms,
+                    "transaction checkpoint total time (msecs)": total_ms,
+                }
+            }
+        started = (
+            {"number of checkpoints started by api": begun, "number of checkpoints started by compaction": 0}
+            if (major, minor) >= (7, 3)
+            else {"number of checkpoints started": begun}
+        )
+        return {
+            "checkpoint": {
+                **started,
+                "progress state": 5 if running else 0,
+                "generation": begun,
+                "most recent time (msecs)": recent_ms,
+                "total time (msecs)": total_ms,
+            }
+        }
 
     def documents(self, times: Sequence[float]) -> list[dict[str, Any]]:
         """serverStatus documents (inside FTDC's sample document) at ``times`` (s from t0)."""
@@ -94,7 +126,7 @@ class SimServer:
             when = dt.datetime.fromtimestamp(self.t0 + t, dt.timezone.utc)
             status = {
                 "host": "synthetic:27017",
-                "version": "7.0.0",
+                "version": self.version,
                 "pid": 4242,
                 "uptimeMillis": self.uptime0_ms + round(t * 1000),
                 "localTime": when,
@@ -106,16 +138,13 @@ class SimServer:
                         "bytes currently in the cache": 1 << 28,
                         "tracked dirty bytes in the cache": self.dirty_bytes,
                     },
-                    "transaction": {
-                        "transaction checkpoints": len(begun),
-                        "transaction checkpoint currently running": int(running),
-                        "transaction checkpoint generation": len(begun),
-                        "transaction checkpoint most recent time (msecs)": recent_ms,
-                        "transaction checkpoint total time (msecs)": total_ms,
-                    },
+                    **self._checkpoint_stats(len(begun), running, recent_ms, total_ms),
                     "block-manager": {"bytes written for checkpoint": int(wrote[len(done)])},
                 },
             }
+            # every sample carries them (0 before the first checkpoint ends, as a server reports them)
+            for (category, name), value in (self.phases[max(finished - 1, 0)] if self.phases else {}).items():
+                status["wiredTiger"].setdefault(category, {})[name] = value if finished else 0
             doc: dict[str, Any] = {"start": when, "serverStatus": status}
             if self.cpu_busy_pct is not None:
                 cpu_ms = 8 * 1000 * (t + 1000.0)
@@ -215,7 +244,7 @@ def write_ftdc(
     docs = server.documents(times)
     start = dt.datetime.fromtimestamp(server.t0, dt.timezone.utc)
     meta = {
-        "buildInfo": {"version": "7.0.0"},
+        "buildInfo": {"version": server.version},
         "getCmdLineOpts": {
             "argv": ["mongod"],
             "parsed": {"storage": {"dbPath": "/data/db"}, **({"net": {"port": port}} if port else {})},

@@ -49,10 +49,17 @@ def test_version_specific_absences() -> None:
     v70 = coverage(load_status("serverStatus_7.0.21__EP-UnaHur-2025C1+anti-social-mongo-edp.json"))
     v80 = coverage(load_status("serverStatus_8.0.10__ISEP-1190402+SEGPRD-2025.json"))
     v34 = coverage(load_status("serverStatus_3.4.6__DatabaseMasters+CrowdFundingWebsite.json"))
-    assert v70.not_in_version == ("ckpt.progress_state",)
+    # the checkpoint's per-tree work: 7.3+; its final syncs timed: 7.1+
+    assert v70.not_in_version == ("ckpt.progress_state", "ckpt.trees_us", "ckpt.sync_us")
     assert v80.not_in_version == ("ckpt.running",)
     assert set(v34.not_in_version) == {
         "ckpt.progress_state",
+        "ckpt.prepare_ms",  # 4.4+
+        "ckpt.handles_us",  # 4.2.12+, 4.4.3+
+        "ckpt.handles_walked",
+        "ckpt.trees_us",
+        "ckpt.hs_us",  # the history store: 4.4+
+        "ckpt.sync_us",
         "cache.updates_bytes",
         "cache.hs_bytes",
         "cache.timed_out_ops",

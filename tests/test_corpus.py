@@ -99,6 +99,18 @@ def _story_holds(doc: dict[str, Any]) -> None:
         shown = float(longest.group(1)) / (1000 if longest.group(2) == "ms" else 1)
         assert shown == pytest.approx(worst["duration_s"], abs=0.051), (summary, worst["duration_s"])
         assert f"at {worst['start'][11:19]} UTC" in summary
+    # where each checkpoint's time went (#31): never more than its duration, handles inside prepare
+    for e in episodes:
+        p = e["phases"]
+        if p is None:
+            continue
+        parts = [p[k] for k in ("scrub_s", "prepare_s", "trees_s", "history_store_s", "sync_s") if p[k] is not None]
+        assert sum(parts) <= e["duration_s"] + 0.002 * len(parts), e
+        assert p["handles_s"] is None or p["prepare_s"] is None or p["handles_s"] <= p["prepare_s"] + 0.002, e
+        assert p["untimed_s"] >= 0 and p["text"].startswith(("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"))
+    assert (any(e["phases"] for e in episodes) or checkpoints["listed"] == "worst") or not any(
+        "where the longest checkpoint's time went" in f for f in verdict["findings"]
+    )
     made = "application threads are made to evict"
     if any(made in f for f in verdict["findings"]):
         assert doc["eviction"]["app_evicted_pages"] or doc["eviction"]["app_wait_s"]

@@ -12,6 +12,7 @@ from ckptdiag.analysis.episodes import period
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.history import growth_findings, history
 from ckptdiag.analysis.overdue import Overdue, overdue_findings
+from ckptdiag.analysis.phases import longest_finding
 from ckptdiag.analysis.replication import lag_finding
 from ckptdiag.analysis.results import Diagnosis, Episode, History
 from ckptdiag.analysis.summary import summary_sentence
@@ -97,7 +98,13 @@ def _with_time(
     data waited intervals on end), replication lag growing through them, figures growing over days."""
     severity, findings = judged
     lag = lag_finding(episodes)
-    findings = (*findings, *overdue_findings(late), *([lag] if lag else []), *growth_findings(told))
+    findings = (
+        *findings,
+        *overdue_findings(late),
+        *([lag] if lag else []),
+        *growth_findings(told),
+        *longest_finding(episodes),
+    )
     return ("warn" if late and severity == "ok" else severity), findings
 
 

@@ -47,6 +47,24 @@ NO_IMPACT = Impact()
 
 
 @dataclass(frozen=True, slots=True)
+class Phases:
+    """Where one checkpoint's time went, as the server timed it (None: this version does not)."""
+
+    scrub_s: float | None = None  # evicting dirty data before it begins
+    prepare_s: float | None = None  # its transaction and handles, under the schema lock
+    handles_s: float | None = None  # of prepare: gathering every table's and index's handle
+    handles: float | None = None  # the handles it walked
+    trees_s: float | None = None  # writing each table's and index's dirty pages
+    history_store_s: float | None = None  # the history store file
+    sync_s: float | None = None  # the final syncs of its files
+
+    def timed(self) -> float:
+        """The seconds its phases account for (each counted once: handles are part of prepare)."""
+        parts = (self.scrub_s, self.prepare_s, self.trees_s, self.history_store_s, self.sync_s)
+        return sum(p for p in parts if p is not None)  # as analysis/phases.py TIMED
+
+
+@dataclass(frozen=True, slots=True)
 class Episode:
     """One checkpoint (or, without checkpoint statistics, one disk write burst) and its cost."""
 
@@ -63,6 +81,7 @@ class Episode:
     # where its start can lie, by the samples around it and its duration (None: not known)
     start_earliest: float | None = None
     start_latest: float | None = None
+    phases: Phases | None = None  # where its time went, where this version times it
 
     @property
     def stall(self) -> bool:

@@ -76,6 +76,13 @@ _READS = frozenset(
         "ckpt.total_ms",
         "ckpt.bytes_written",
         "block.bytes_written",
+        "ckpt.scrub_ms",
+        "ckpt.prepare_ms",
+        "ckpt.handles_us",
+        "ckpt.handles_walked",
+        "ckpt.trees_us",
+        "ckpt.hs_us",
+        "ckpt.sync_us",
         "ckpt.count",
         "ckpt.generation",
         "tickets.write.available",
@@ -372,6 +379,18 @@ def _replication(
     return figures
 
 
+# the most recent checkpoint's phases (gauges set as each checkpoint passes them) -> their columns
+PHASE_COLUMNS = {
+    "ckpt_scrub_ms": "ckpt.scrub_ms",
+    "ckpt_prepare_ms": "ckpt.prepare_ms",
+    "ckpt_handles_us": "ckpt.handles_us",
+    "ckpt_handles_walked": "ckpt.handles_walked",
+    "ckpt_trees_us": "ckpt.trees_us",
+    "ckpt_hs_us": "ckpt.hs_us",
+    "ckpt_sync_us": "ckpt.sync_us",
+}
+
+
 def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
     """Cache shares, the checkpoint counters, eviction, tickets and the sampler's own figures."""
     cap = c.gauge("cache.max_bytes")
@@ -395,6 +414,9 @@ def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
         "rtt_ms": c.gauge("rtt_ms"),  # how long serverStatus took to answer (recordings)
         "skipped": c.gauge("skipped"),  # ticks the sampler skipped because a reply was late
     }
+    # the most recent checkpoint's phases, where this version records them (only then: a long
+    # window of a version without them carries no column of NaN for each)
+    out.update({column: c.gauge(metric) for column, metric in PHASE_COLUMNS.items() if c.has(metric)})
     flag = "ckpt.running" if c.has("ckpt.running") else "ckpt.progress_state" if c.has("ckpt.progress_state") else None
     if flag is not None:  # the running flag (up to 7.0) or the progress state (7.1+)
         state = c.gauge(flag)

@@ -37,6 +37,7 @@ from ckptdiag.analysis.eviction import EvictionTally, levels
 from ckptdiag.analysis.evidence import EvidenceTally
 from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import OverdueTracker
+from ckptdiag.analysis.phases import with_phases
 from ckptdiag.analysis.results import Episode, OtherStall
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import SpacingTally, sums_before
@@ -195,7 +196,7 @@ class WindowDiagnoser:
         clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
         base_rows, whole = whole_baseline(cols, clear, bool(nearby), own, self.baseline.loaded)
         self.baseline.block(cols, clear, own)
-        judged = assess_all(mine, cols, base_rows, whole, self._offset)
+        judged = with_phases(frame, assess_all(mine, cols, base_rows, whole, self._offset), self._offset)
         at_levels = levels(cols, settings.eviction)
         if self.overdue is None:
             self.overdue = OverdueTracker(settings.interval.number, settings.eviction.dirty_target.number)

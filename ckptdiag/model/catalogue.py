@@ -210,6 +210,17 @@ def _txn_ckpt(old: str, new: str) -> tuple[Field, Field]:
     )
 
 
+# The handle statistics came to 4.2 and 4.4 in patch releases: the shared captures of 4.2.2-4.2.9
+# and 4.4.1 lack them, 4.2.12 and 4.4.3 on have them
+V4212, V443 = (4, 2, 12), (4, 4, 3)
+
+
+def _backported(name: str) -> tuple[Field, Field]:
+    """A ``transaction checkpoint`` handle statistic as 4.2.12+ and 4.4.3-7.0 name it."""
+    old = f"transaction checkpoint {name}"
+    return _wt("transaction", old, since=V4212, before=V44), _wt("transaction", old, since=V443, before=V71)
+
+
 def _split_in_81(old: str, attempts: str, failures: str) -> tuple[Source, Source]:
     """An eviction counter before 8.1, and attempts minus failures from 8.1 on (WT-8969)."""
     return (
@@ -282,6 +293,61 @@ METRICS: tuple[Metric, ...] = (
         C,
         "time spent in checkpoints since start-up",
         *_txn_ckpt("total time (msecs)", "total time (msecs)"),
+    ),
+    # the phases of the most recent checkpoint (set as each one passes them; txn_ckpt.c)
+    _m(
+        "ckpt.scrub_ms",
+        Unit.MS,
+        G,
+        "the most recent checkpoint's scrub: evicting dirty data before it starts",
+        _wt("transaction", "transaction checkpoint scrub time (msecs)", since=V34, before=V71),
+        _wt("checkpoint", "scrub time (msecs)", since=V71, before=V73),
+        _wt("checkpoint", "scrub most recent time (msecs)", since=V73),
+    ),
+    _m(
+        "ckpt.prepare_ms",
+        Unit.MS,
+        G,
+        "the most recent checkpoint's prepare: its transaction and handles, under the schema lock",
+        _wt("transaction", "transaction checkpoint prepare most recent time (msecs)", since=V44, before=V71),
+        _wt("checkpoint", "prepare most recent time (msecs)", since=V71),
+    ),
+    _m(
+        "ckpt.handles_us",
+        Unit.US,
+        G,
+        "the most recent checkpoint's gathering of every data handle (part of prepare)",
+        *_backported("most recent duration for gathering all handles (usecs)"),
+        _wt("checkpoint", "most recent duration for gathering all handles (usecs)", since=V71),
+    ),
+    _m(
+        "ckpt.handles_walked",
+        Unit.COUNT,
+        G,
+        "data handles the most recent checkpoint walked",
+        *_backported("most recent handles walked"),
+        _wt("checkpoint", "most recent handles walked", since=V71),
+    ),
+    _m(
+        "ckpt.trees_us",
+        Unit.US,
+        G,
+        "the most recent checkpoint's per-tree work: writing each table's and index's dirty pages",
+        _wt("checkpoint", "time spent on per-tree checkpoint work (usecs)", since=V73),
+    ),
+    _m(
+        "ckpt.hs_us",
+        Unit.US,
+        G,
+        "the most recent checkpoint's history store file",
+        _wt("transaction", "transaction checkpoint history store file duration (usecs)", since=V44),
+    ),
+    _m(
+        "ckpt.sync_us",
+        Unit.US,
+        G,
+        "the most recent checkpoint's final syncs of its files",
+        _wt("checkpoint", "fsync duration after allocating the transaction ID (usecs)", since=V71),
     ),
     _m(
         "ckpt.bytes_written",

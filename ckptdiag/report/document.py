@@ -15,6 +15,7 @@ import numpy as np
 
 from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
+from ckptdiag.analysis.phases import breakdown
 from ckptdiag.analysis.results import Diagnosis, Episode, History, OtherStall
 from ckptdiag.analysis.verdict import listed_count, worst_episodes
 from ckptdiag.model.engine_config import EngineSettings
@@ -114,6 +115,26 @@ def _episode_json(e: Episode, disk: str | None) -> dict[str, Any]:
             "queued_writers_max": num(m.queued_writers_max, 0),
         },
         "replication": {"lag_growth_s": num(m.repl_lag_growth_s)},
+        "phases": _phases_json(e),
+    }
+
+
+def _phases_json(e: Episode) -> dict[str, Any] | None:
+    """Where its time went, as the server timed it; null where this version does not (or the
+    sample after it belongs to a later checkpoint)."""
+    p = e.phases
+    if p is None:
+        return None
+    return {
+        "scrub_s": num(p.scrub_s, 4),
+        "prepare_s": num(p.prepare_s, 4),
+        "handles_s": num(p.handles_s, 6),
+        "handles": num(p.handles, 0),
+        "trees_s": num(p.trees_s, 4),
+        "history_store_s": num(p.history_store_s, 6),
+        "sync_s": num(p.sync_s, 4),
+        "untimed_s": num(max((e.duration_s or 0.0) - p.timed(), 0.0), 4),
+        "text": breakdown(e),
     }
 
 

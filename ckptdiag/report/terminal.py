@@ -11,6 +11,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from ckptdiag.analysis.phases import breakdown
 from ckptdiag.analysis.results import Baseline, Diagnosis
 from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.timeline import ops_line
@@ -114,6 +115,10 @@ def episode_rows(dx: Diagnosis, limit: int, *, full_why: bool = False) -> tuple[
     rows = []
     same_day = (iso(dx.start) or "")[:10] == (iso(dx.end) or "")[:10]
     shown = worst_episodes(dx.episodes, limit)
+    # Markdown and HTML say where each one's time went, where the server timed it
+    phased = full_why and any(e.phases is not None for e in shown)
+    if phased:
+        head.append("where the time went")
     for e in shown:
         m = e.impact
         rows.append(
@@ -129,6 +134,7 @@ def episode_rows(dx: Diagnosis, limit: int, *, full_why: bool = False) -> tuple[
                 fmt(m.app_evicted_pages, ",.0f"),
                 "STALL" if e.stall else ("hurts" if hurts(e) else ""),
                 "; ".join(e.reasons if full_why else map(_short, e.reasons)),
+                *([(breakdown(e) or "").partition(": ")[2]] if phased else []),
             ]
         )
     return head, rows
