@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from ftdc_writer import SimServer, write_ftdc
 
+from ckptdiag.advice.cause import HANDLES
 from ckptdiag.analysis.phases import breakdown
 from ckptdiag.report.document import Report, to_document
 from ckptdiag.report.markdown import render_markdown
@@ -104,3 +105,35 @@ def test_phases_that_are_not_the_checkpoints_own_are_not_told(tmp_path: Path) ->
     # phases that add up to more than the checkpoint took: counters that disagree, no breakdown
     wrong = {**V80, (CKPT, "time spent on per-tree checkpoint work (usecs)"): 9_000_000}
     assert all(e.phases is None for e in _report(tmp_path, "8.0.4", [wrong, wrong]).dx.episodes)
+
+
+def test_checkpoints_that_spend_their_time_on_handles_are_told_so(tmp_path: Path) -> None:
+    # 8.1 s checkpoints that stop writes, 5 s of each gathering 209,848 handles (WT-5479's server)
+    slow = {
+        **V80,
+        (CKPT, "prepare most recent time (msecs)"): 5_100,
+        (CKPT, "most recent duration for gathering all handles (usecs)"): 5_000_000,
+        (CKPT, "most recent handles walked"): 209_848,
+        (CKPT, "time spent on per-tree checkpoint work (usecs)"): 1_700_000,
+    }
+    report = diagnose_window((_written(tmp_path / "h", [slow, slow], stall_ops=5),))
+    assert report.advice is not None and report.dx.stalls == 2
+    causes = {c.kind: c for c in report.advice.causes}
+    assert (
+        "the typical checkpoint that hurts spent 5.0 s of 8.1 s gathering 209,848 handles"
+        in (causes[HANDLES].evidence[0])
+    )
+    note = next(r for r in report.advice.recommendations if r.id == "handles")
+    assert note.kind == "note" and "connection data handles currently active" in note.predicted_text
+    # the same server with quick handles: no such cause, no such check
+    quick = diagnose_window((_written(tmp_path / "q", [V80, V80], stall_ops=5),))
+    assert quick.advice is not None and HANDLES not in {c.kind for c in quick.advice.causes}
+    assert "handles" not in {r.id for r in quick.advice.recommendations}
+
+
+def _written(folder: Path, phases: list[dict[tuple[str, str], float]], stall_ops: float) -> Path:
+    folder.mkdir()
+    server = SimServer(checkpoints=((30.3, 38.4), (90.3, 98.4)), version="8.0.4", phases=phases, stall_ops=stall_ops)
+    path = folder / "metrics.2026-11-27T00-00-00Z-00000"
+    write_ftdc(path, server, list(np.arange(0.0, 150.0, 1.0)))
+    return path

@@ -11,11 +11,12 @@ than the host can spare. The summary and the advice lead with them, and the rule
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ckptdiag.advice.model import KERNEL_EXPIRE_S, MIN_GAIN, flush_at_target, median, sync_bytes
 from ckptdiag.advice.text import mb
-from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.results import Diagnosis, Episode, Phases
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache
@@ -34,6 +35,9 @@ DIRTY_RAISED = "dirty-target-raised"
 EVICTION_BEHIND = "eviction-behind"
 CACHE_OVERSIZED = "cache-oversized"
 CPU_BUSY = "cpu-busy"
+HANDLES = "checkpoint-handles"  # gathering every table's and index's handle (WT-5479)
+SCRUB = "checkpoint-scrub"  # waiting for dirty data to fall before it begins
+PREPARE = "checkpoint-prepare"  # its prepare (the schema lock), beyond gathering the handles
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,70 @@ def _cpu(dx: Diagnosis, disk: Cause | None) -> Cause | None:
     )
 
 
+PHASE_SHARE = 0.25  # a phase that takes this share of the checkpoints that hurt (and PHASE_MIN_S) is a cause
+PHASE_MIN_S = 0.5
+
+
+def phase_causes(dx: Diagnosis) -> list[Cause]:
+    """The checkpoint phases that take a large share of the checkpoints that hurt (none for a
+    server judged ok, or where the version does not time them)."""
+    return [] if dx.severity == "ok" else _phases(_hurting(dx))
+
+
+def _phases(hurting: list[Episode]) -> list[Cause]:
+    """The phases that take a large share of the checkpoints that hurt, where the server times them."""
+    timed = [e for e in hurting if e.phases is not None and e.duration_s]
+    if not timed:
+        return []
+    duration = median([float(e.duration_s or 0) for e in timed]) or 0.0
+
+    def typical(get: Callable[[Phases], float | None]) -> float | None:
+        values = [v for e in timed if e.phases is not None and (v := get(e.phases)) is not None]
+        return median(values) if values else None
+
+    out = []
+    handles, walked = typical(lambda p: p.handles_s), typical(lambda p: p.handles)
+    if _large(handles, duration):
+        out.append(
+            Cause(
+                HANDLES,
+                "checkpoints spend their time gathering data handles (every collection and index)",
+                (
+                    f"the typical checkpoint that hurts spent {handles:.1f} s of {duration:.1f} s gathering "
+                    + (f"{walked:,.0f} handles" if walked else "its handles"),
+                    "a checkpoint walks every table and index under the schema lock; servers with tens of "
+                    "thousands of them stall on it (WT-5479)",
+                ),
+            )
+        )
+    scrub = typical(lambda p: p.scrub_s)
+    if _large(scrub, duration):
+        out.append(
+            Cause(
+                SCRUB,
+                "checkpoints wait for eviction to bring dirty data down before they begin (scrub)",
+                (f"the typical checkpoint that hurts spent {scrub:.1f} s of {duration:.1f} s in its scrub",),
+            )
+        )
+    prepare = typical(lambda p: None if p.prepare_s is None else p.prepare_s - (p.handles_s or 0.0))
+    if _large(prepare, duration):
+        out.append(
+            Cause(
+                PREPARE,
+                "checkpoints wait in their prepare (the schema lock: collections and indexes created or dropped)",
+                (
+                    f"the typical checkpoint that hurts spent {prepare:.1f} s of {duration:.1f} s preparing, "
+                    "beyond gathering its handles",
+                ),
+            )
+        )
+    return out
+
+
+def _large(seconds: float | None, duration: float) -> bool:
+    return seconds is not None and seconds >= PHASE_MIN_S and seconds >= PHASE_SHARE * duration
+
+
 def classify(dx: Diagnosis) -> tuple[Cause, ...]:
     """The bottlenecks this diagnosis shows, most specific first (none for a server judged ok)."""
     if dx.severity == "ok":
@@ -240,6 +308,7 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
         _throttled(dx, hurting),
         disk,
         _journal(dx, hurting),
+        *_phases(hurting),
         _eviction(dx, hurting, disk is not None),
         _dirty_raised(dx, hurting, disk is not None),
         _cache(dx),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckptdiag.advice.cause import journal_evidence
+from ckptdiag.advice.cause import HANDLES, journal_evidence, phase_causes
 from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
@@ -12,7 +12,14 @@ from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS
 SATURATED_UTIL_PCT = 90.0
 
 
-def _note(id_: str, setting: str, title: str, evidence: tuple[str, ...], text: str) -> Recommendation:
+def _note(
+    id_: str,
+    setting: str,
+    title: str,
+    evidence: tuple[str, ...],
+    text: str,
+    why: str = "from this run's disk and latency figures",
+) -> Recommendation:
     return Recommendation(
         id=id_,
         kind="note",
@@ -26,7 +33,7 @@ def _note(id_: str, setting: str, title: str, evidence: tuple[str, ...], text: s
         predicted_text=text,
         tradeoffs=(),
         confidence="medium",
-        confidence_why="from this run's disk and latency figures",
+        confidence_why=why,
     )
 
 
@@ -84,10 +91,26 @@ def _journal_commit(dx: Diagnosis) -> Recommendation:
     )
 
 
+def _handles(dx: Diagnosis) -> Recommendation | None:
+    cause = next((c for c in phase_causes(dx) if c.kind == HANDLES), None)
+    if cause is None:
+        return None
+    return _note(
+        "handles",
+        "collections and indexes",
+        "Count the collections and indexes each checkpoint walks",
+        cause.evidence,
+        "in mongosh, the data handles open now: "
+        'db.serverStatus().wiredTiger["data-handle"]["connection data handles currently active"]; '
+        "every collection and index is one: dropping unused ones (and unused indexes) shortens every checkpoint's walk",
+        why="from the server's own timing of its checkpoints' phases",
+    )
+
+
 def notes(dx: Diagnosis) -> list[Recommendation]:
     """The checks this run's figures point to."""
     hurting = [e for e in dx.episodes if hurts(e)]
-    out = [n for n in (_disk(dx), _filesystem(dx, len(hurting))) if n is not None]
+    out = [n for n in (_handles(dx), _disk(dx), _filesystem(dx, len(hurting))) if n is not None]
     commit = dx.settings.commit_ms.value
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
         out.append(_journal_commit(dx))
