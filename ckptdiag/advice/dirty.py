@@ -237,8 +237,8 @@ def _dirty_worded(dx: Diagnosis, d: DirtyDecision) -> Recommendation:
 
 HELD_NOT_PROVEN = (
     "proven where the disk keeps up (dirty 40/60 % back to 5/20 %: 3 runs of 3), not where the checkpoint's "
-    "sync saturates it, as here: there Linux holds eviction's writes for 30 s and they go with the sync, and "
-    "in the lab a lower target cut the checkpoint's own bytes 6-12x and not its duration"
+    "sync saturates it, as here: there Linux holds eviction's writes up to 30 s and they go with the sync; in "
+    "the lab a lower target cut the checkpoint's own bytes 6-12x and its duration by 0-40 %, never to no stall"
 )
 
 

@@ -24,9 +24,10 @@ from ckptdiag.analysis.verdict import hurts
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 
 # Linux writes back what a process wrote (and did not sync) once it has been dirty this long
-# (vm.dirty_expire_centisecs, 3000 by default). What eviction writes in the last 30 s before a
-# checkpoint is still in the page cache when the checkpoint's sync comes, and goes with it: the
-# lab measured it (docs/lab.md#kernel-hold).
+# (vm.dirty_expire_centisecs, 3000 by default): what eviction wrote in the 30 s before a
+# checkpoint can still be in the page cache when the checkpoint's sync comes, and goes with it.
+# It is the bound: the kernel keeps the age per file (its oldest dirty page), so it holds between
+# none and 30 s of them; the lab's loop device held ~20 s, its model disk 30 (docs/lab.md#kernel-hold).
 KERNEL_EXPIRE_S = 30.0
 
 
@@ -101,7 +102,7 @@ def sync_bytes(
 
 # a lower dirty target that would cut what a checkpoint writes (or its sync flushes) by less than
 # this is neither a cause nor a change worth making: on a disk the checkpoint's sync saturates,
-# the kernel's 30 s hold of eviction's writes caps the cut at about half at 60 s checkpoints
+# the kernel's hold of eviction's writes (up to 30 s) can take back half of it at 60 s checkpoints
 MIN_GAIN = 0.2
 
 
