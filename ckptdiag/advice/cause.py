@@ -107,7 +107,7 @@ def _held_by_kernel(dx: Diagnosis, saturated: list[Episode]) -> str | None:
         return None
     return (
         f"each checkpoint's sync also sends what eviction wrote in the {KERNEL_EXPIRE_S:.0f} s before it, "
-        f"which Linux holds that long (vm.dirty_expire_centisecs): ~{mb(held)} at the {other / 2**20:.1f} MB/s "
+        f"which Linux can hold that long (vm.dirty_expire_centisecs): ~{mb(held)} at the {other / 2**20:.1f} MB/s "
         f"eviction writes here, beside the checkpoint's own {mb(own)}"
     )
 
