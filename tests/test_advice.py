@@ -260,35 +260,19 @@ def test_raised_dirty_targets_are_brought_back() -> None:
     assert advice.lab_overrides == {}
 
 
-def test_a_raised_dirty_target_on_a_disk_that_keeps_up_is_a_proven_setting() -> None:
-    # the lab's dirty-buildup (40/60 % back to 5/20 %, the disk keeping up): 3 runs of 3
+def test_a_raised_dirty_target_on_a_disk_that_keeps_up_is_a_check_with_the_labs_reason() -> None:
+    # the lab's dirty-buildup (40/60 % back to 5/20 %, the disk keeping up): 3 runs of 3 at 150 s,
+    # then a 300 s run worse between checkpoints: not proven (docs/lab.md#proof)
     frame = _dirty_server(0.3)
     frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)  # 30 % busy
     facts = _facts("8.0.4", config_string="eviction_dirty_target=40,eviction_dirty_trigger=60")
     advice = recommend(diagnose(derive(frame), facts))
     rec = _by_id(advice)["eviction-dirty"]
-    assert rec.kind == "setting" and rec.recommended["eviction_dirty_target"] == "5"
+    assert rec.kind == "note" and rec.recommended["eviction_dirty_target"] == "5"
+    assert "a 300 s run failed" in rec.confidence_why
     # its own bytes at a sixth of the dirty data (no sync held back: the disk keeps up)
     assert rec.predicted["checkpoint_bytes"] == pytest.approx(80 * MB / 6, rel=0.03)
-    assert advice.lab_overrides["eviction_dirty_target"] == 5
-    assert any("eviction_dirty_target=5" in line for line in advice.combined.apply_runtime)
-
-
-def test_what_eviction_already_writes_goes_with_the_checkpoints_sync() -> None:
-    # the same raised target with eviction writing besides the checkpoints: the kernel holds its
-    # last 30 s for the checkpoint's sync, at either target
-    facts = _facts("8.0.4", config_string="eviction_dirty_target=40,eviction_dirty_trigger=60")
-    dx = diagnose(derive(_dirty_server(0.3, evicted_mb_s=0.5)), facts)
-    assert dx.other_writes_b_s == pytest.approx(0.5 * MB, rel=0.02)
-    rec = _by_id(recommend(dx))["eviction-dirty"]
-    # now 80 + 15 MB; at 5 %: 13 of its own, the 15 held, and 30 s of the rest evicted (40 MB)
-    assert rec.predicted["checkpoint_bytes"] == pytest.approx(80 * MB / 6 + 15 * MB + 40 * MB, rel=0.03)
-    assert "instead of ~95 MB" in rec.predicted_text and "eviction writes 0.5 MB/s now" in rec.predicted_text
-    # at 2 MB/s the held 60 MB dwarf the cut: 113 of 140 MB, under a fifth: not offered, not a cause
-    dx = diagnose(derive(_dirty_server(0.3, evicted_mb_s=2.0)), facts)
-    advice = recommend(dx)
-    assert "eviction-dirty" not in _by_id(advice)
-    assert "dirty-target-raised" not in [c.kind for c in advice.causes]
+    assert advice.lab_overrides == {} and list(advice.combined.apply_runtime) == []
 
 
 @pytest.mark.parametrize("dirty_gb", [0.03, 0.06])

@@ -29,9 +29,10 @@ GB = 2**30
 
 def _advice(monkeypatch: pytest.MonkeyPatch, version: str, **facts: Any) -> Advice:
     """A stalling server whose dirty target was raised at runtime, on a disk that keeps up: an
-    interval and a dirty-target change (the interval made a setting here, so that the combined
-    block holds a parameter and an engine change)."""
-    monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")  # as if proven: it is not today (proof.py)
+    interval and a dirty-target change (both made settings here, so that the combined block holds
+    a parameter and an engine change)."""
+    monkeypatch.setitem(proof.PROVEN, "eviction-dirty", "test")  # as if proven: none is today (proof.py)
+    monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")
     frame = Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=600).frame()
     frame["cache.max_bytes"] = float(GB)
     frame["cache.dirty_bytes"] = 0.3 * GB  # checkpoints find 30 % of the cache dirty

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from test_truth import paused_truth
 
+from ckptdiag.guard.redact import redact_text
 from ckptdiag.lab.truth import TruthFigures, TruthSummary, figures, summarize
 from ckptdiag.report.verify import NOT_WORSE, VerifyOutcome
 
@@ -52,7 +53,9 @@ def _outcome(**changes: object) -> VerifyOutcome:
 def test_a_fix_that_removes_the_cause_and_the_stall_passes() -> None:
     outcome = _outcome()
     assert outcome.cause_fixed == "gone" and outcome.better and outcome.throughput_kept and outcome.passed
-    assert outcome.line().startswith("verify: PASS: io-throttled: gone;")
+    assert outcome.line().startswith("verify: PASS (io-throttled: gone);")
+    # the line crosses the redactor as it is (it once printed "verify: PASS: <redacted> gone")
+    assert redact_text(outcome.line()) == outcome.line()
 
 
 def test_the_named_cause_must_go_or_shrink() -> None:
@@ -107,6 +110,7 @@ def test_a_change_that_makes_what_the_server_lives_with_worse_fails() -> None:
     ]
     line = outcome.line()
     assert line.startswith("verify: FAIL"), line
+    assert redact_text(line) == line
     noise = NOT_WORSE[0].noise.margin(120.0)
     assert f"worse: seconds stalled per hour 120 → 330 s (noise ±{noise:,.0f}), writes" in line, line
     # the same pair the other way round passes on these figures (fewer seconds stalled)
