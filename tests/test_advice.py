@@ -255,7 +255,7 @@ def test_raised_dirty_targets_are_brought_back() -> None:
     # on a disk the checkpoint's sync saturates the lab has not proven it (docs/lab.md#kernel-hold):
     # a check, as the interval is, so the combined block is empty and demo --verify applies nothing
     assert rec.kind == "note" and rec.lab == {"eviction_dirty_target": 5, "eviction_dirty_trigger": 38}
-    assert "not where the checkpoint's sync saturates it" in rec.confidence_why
+    assert "where the checkpoint's sync saturates the disk, as here" in rec.confidence_why
     assert list(advice.combined.apply_runtime) == [] and advice.combined.apply_config is None
     assert advice.lab_overrides == {}
 
