@@ -62,7 +62,8 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     handles = read.get("handles_s", np.zeros(len(episodes)))
     with np.errstate(invalid="ignore"):
         # not this checkpoint's, or counters that disagree: no breakdown rather than a wrong one
-        kept = (
+        # a checkpoint under a millisecond has nothing to break down
+        kept = (duration > 0) & (
             (known > 0)
             & (timed <= duration + ROUNDING_S * known)
             & ~(np.nan_to_num(handles) > np.where(np.isnan(prepare), duration, prepare) + ROUNDING_S)
