@@ -85,7 +85,7 @@ def _evidence(dx: Diagnosis, d: IntervalDecision) -> tuple[str, ...]:
         + (f" (configured {cur.value:g} s, {cur.source})" if cur.value else ""),
         f"{d.hurting} of {len(dx.episodes)} checkpoints cost throughput or stalled; typical one "
         f"{now.duration_s or 0:.1f} s writing {mb(now.bytes_written)}"
-        + (f" at {now.disk_rate / 2**20:.0f} MB/s" if now.disk_rate else ""),
+        + _flushed(now),
     ]
     if d.stopped_ratio is not None:
         out.append(
@@ -98,6 +98,18 @@ def _evidence(dx: Diagnosis, d: IntervalDecision) -> tuple[str, ...]:
             f"{(now.p99_between_ms or 0):.1f} ms between them"
         )
     return tuple(out)
+
+
+def _flushed(now: CheckpointShape) -> str:
+    """The rate the typical checkpoint's sync flushed at, with eviction's held writes where they count."""
+    if not now.disk_rate:
+        return ""
+    if now.held_bytes:
+        return (
+            f" (its sync flushed {mb((now.bytes_written or 0) + now.held_bytes)} with eviction's held writes, "
+            f"at {now.disk_rate / 2**20:.0f} MB/s)"
+        )
+    return f" at {now.disk_rate / 2**20:.0f} MB/s"
 
 
 def _change(settings: EngineSettings, new: float) -> tuple[str, Change, str]:
