@@ -84,8 +84,7 @@ def _evidence(dx: Diagnosis, d: IntervalDecision) -> tuple[str, ...]:
         f"checkpoints every {d.interval_s:.0f} s"
         + (f" (configured {cur.value:g} s, {cur.source})" if cur.value else ""),
         f"{d.hurting} of {len(dx.episodes)} checkpoints cost throughput or stalled; typical one "
-        f"{now.duration_s or 0:.1f} s writing {mb(now.bytes_written)}"
-        + _flushed(now),
+        f"{now.duration_s or 0:.1f} s writing {mb(now.bytes_written)}" + _flushed(now),
     ]
     if d.stopped_ratio is not None:
         out.append(
