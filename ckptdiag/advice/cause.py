@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ckptdiag.advice.model import KERNEL_EXPIRE_S, MIN_GAIN, flush_at_target, median, sync_bytes
+from ckptdiag.advice.model import KERNEL_EXPIRE_S, cuts_enough, flush_at_target, held_bytes, median
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode, Phases
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
@@ -97,12 +97,12 @@ HELD_SHARE = 0.25  # eviction's held writes worth naming beside a checkpoint's o
 
 def _held_by_kernel(dx: Diagnosis, saturated: list[Episode]) -> str | None:
     """What a checkpoint's sync flushes besides its own bytes: eviction's writes of the kernel's
-    last 30 s (see :func:`~ckptdiag.advice.model.sync_bytes`), where they are a quarter of them or more."""
+    last 30 s (:func:`~ckptdiag.advice.model.held_bytes`), where they are a quarter of them or more."""
     own = median([float(e.bytes_written) for e in saturated if e.bytes_written])
     other, period = dx.other_writes_b_s, dx.checkpoint_period_s or dx.settings.interval.value
     if not own or not other or not period:
         return None
-    held = sync_bytes(own, 1.0, period, other) - own
+    held = held_bytes(other, period)
     if held < HELD_SHARE * own:
         return None
     return (
@@ -161,7 +161,7 @@ def _dirty_raised(dx: Diagnosis, hurting: list[Episode], held: bool) -> Cause | 
     if written <= at_default:  # the raised target did not make the checkpoints bigger
         return None
     flush = flush_at_target(dx, DEFAULT_DIRTY_TARGET, held)
-    if flush is None or flush[1] > (1 - MIN_GAIN) * flush[0]:
+    if flush is None or not cuts_enough(flush):
         return None  # at the default, eviction's writes would still go with the checkpoint's sync
     return Cause(
         DIRTY_RAISED,
@@ -235,12 +235,6 @@ def _cpu(dx: Diagnosis, disk: Cause | None) -> Cause | None:
 
 PHASE_SHARE = 0.25  # a phase that takes this share of the checkpoints that hurt (and PHASE_MIN_S) is a cause
 PHASE_MIN_S = 0.5
-
-
-def phase_causes(dx: Diagnosis) -> list[Cause]:
-    """The checkpoint phases that take a large share of the checkpoints that hurt (none for a
-    server judged ok, or where the version does not time them)."""
-    return [] if dx.severity == "ok" else _phases(_hurting(dx))
 
 
 def _phases(hurting: list[Episode]) -> list[Cause]:

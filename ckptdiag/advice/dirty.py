@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
-from ckptdiag.advice.model import MIN_GAIN, checkpoint_shape, finished, flush_at_target, median
+from ckptdiag.advice.model import checkpoint_shape, cuts_enough, finished, flush_at_target, median
 from ckptdiag.advice.proof import as_check
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
@@ -111,8 +111,8 @@ def decide_dirty(dx: Diagnosis, causes: frozenset[str]) -> DirtyDecision | None:
         return None
     held = DISK_SATURATED in causes
     flush = flush_at_target(dx, target[1], held)
-    kept = flush[1] / flush[0] if flush else target[1] / found  # of what checkpoints write now
-    if kept > 1 - MIN_GAIN:
+    # without checkpoint bytes to scale, the share of the dirty data the target leaves them
+    if not cuts_enough(flush or (found, target[1])):
         return None
     return DirtyDecision(target, trigger, cache, raised, sized_from, rate, found, flush, held)
 
@@ -291,7 +291,7 @@ def _cache_effect(dx: Diagnosis, causes: frozenset[str], cache: float, smaller: 
     predicted = {"dirty_bytes_at_target": at_target, "page_cache_bytes": ram - smaller}
     text = f"dirty data at the target {mb(at_target)} instead of {mb(dirty / 100 * cache)}"
     flush = flush_at_target(dx, dirty * smaller / cache, DISK_SATURATED in causes)
-    if flush and flush[1] < (1 - MIN_GAIN) * flush[0]:
+    if flush and cuts_enough(flush):
         predicted["checkpoint_bytes"] = flush[1]
         text += f": ~{mb(flush[1])} a checkpoint instead of ~{mb(flush[0])}"
     elif flush:

@@ -31,6 +31,12 @@ from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 KERNEL_EXPIRE_S = 30.0
 
 
+def held_bytes(other_b_s: float, period_s: float) -> float:
+    """Eviction's writes (``other_b_s`` a second) the kernel can still hold when a checkpoint
+    ``period_s`` after the last one syncs: they go with it."""
+    return other_b_s * min(KERNEL_EXPIRE_S, period_s)
+
+
 @dataclass(frozen=True)
 class CheckpointShape:
     """A typical checkpoint of a server: how often, how much, how long, and what it cost."""
@@ -46,7 +52,7 @@ class CheckpointShape:
     @property
     def held_bytes(self) -> float:
         """Eviction's writes the kernel still holds when the checkpoint syncs: they go with it."""
-        return self.other_b_s * min(KERNEL_EXPIRE_S, self.interval_s)
+        return held_bytes(self.other_b_s, self.interval_s)
 
     @property
     def disk_rate(self) -> float | None:
@@ -81,29 +87,32 @@ def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
     return replace(after, duration_s=duration, p99_inside_ms=p99, ops_dip=dip)
 
 
-def sync_bytes(
-    bytes_now: float, share: float, period_s: float, other_b_s: float = 0.0, expire_s: float = KERNEL_EXPIRE_S
-) -> float:
+def sync_bytes(bytes_now: float, share: float, period_s: float, other_b_s: float = 0.0) -> float:
     """What a checkpoint's sync sends to the disk once a dirty target leaves it ``share`` of the
     dirty data it writes now (``bytes_now``, built up evenly over ``period_s``): that share; what
-    eviction already writes (``other_b_s``) in the kernel's last ``expire_s`` before it; and what
-    eviction would write of the rest from when dirty data reaches the target, in that time too.
+    eviction already writes (``other_b_s``) in the kernel's last ``KERNEL_EXPIRE_S`` before it; and
+    what eviction would write of the rest from when dirty data reaches the target, in that time too.
 
     >>> sync_bytes(60.0, 1.0, 60.0, other_b_s=0.5)  # its own 60, and 30 s of eviction's 0.5 a second
     75.0
     >>> sync_bytes(60.0, 0.1, 60.0)  # 6 of its own; eviction writes the other 54 at 1 a second
     36.0
     """
-    held = other_b_s * min(expire_s, period_s)
     share = min(share, 1.0)
     evicting_s = (1 - share) * period_s  # eviction runs once dirty data reaches the target
-    return bytes_now * share + held + bytes_now / period_s * min(expire_s, evicting_s)
+    return bytes_now * share + held_bytes(other_b_s, period_s) + held_bytes(bytes_now / period_s, evicting_s)
 
 
 # a lower dirty target that would cut what a checkpoint writes (or its sync flushes) by less than
 # this is neither a cause nor a change worth making: on a disk the checkpoint's sync saturates,
 # the kernel's hold of eviction's writes (up to 30 s) can take back half of it at 60 s checkpoints
 MIN_GAIN = 0.2
+
+
+def cuts_enough(flush: tuple[float, float]) -> bool:
+    """Whether (what a checkpoint writes now, what it would write) is a cut of ``MIN_GAIN`` or more."""
+    now, after = flush
+    return after <= (1 - MIN_GAIN) * now
 
 
 def flush_at_target(dx: Diagnosis, target_pct: float, held: bool) -> tuple[float, float] | None:

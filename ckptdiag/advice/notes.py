@@ -1,8 +1,11 @@
-"""Things to check that are not a knob of this server: the disk, its file system, the journal."""
+"""Things to check that are not a knob of this server: its collections and indexes, the disk, its file
+system, the journal."""
 
 from __future__ import annotations
 
-from ckptdiag.advice.cause import HANDLES, journal_evidence, phase_causes
+from collections.abc import Sequence
+
+from ckptdiag.advice.cause import HANDLES, Cause, journal_evidence
 from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
@@ -91,8 +94,8 @@ def _journal_commit(dx: Diagnosis) -> Recommendation:
     )
 
 
-def _handles(dx: Diagnosis) -> Recommendation | None:
-    cause = next((c for c in phase_causes(dx) if c.kind == HANDLES), None)
+def _handles(causes: Sequence[Cause]) -> Recommendation | None:
+    cause = next((c for c in causes if c.kind == HANDLES), None)
     if cause is None:
         return None
     return _note(
@@ -107,10 +110,10 @@ def _handles(dx: Diagnosis) -> Recommendation | None:
     )
 
 
-def notes(dx: Diagnosis) -> list[Recommendation]:
-    """The checks this run's figures point to."""
+def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
+    """The checks this run's figures, and the ``causes`` classified from them, point to."""
     hurting = [e for e in dx.episodes if hurts(e)]
-    out = [n for n in (_handles(dx), _disk(dx), _filesystem(dx, len(hurting))) if n is not None]
+    out = [n for n in (_handles(causes), _disk(dx), _filesystem(dx, len(hurting))) if n is not None]
     commit = dx.settings.commit_ms.value
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
         out.append(_journal_commit(dx))

@@ -63,7 +63,7 @@ def recommend(dx: Diagnosis) -> Advice:
     recs = [proven(r) for r in without_contradictions(recs, settings.cache_bytes.value)]
     if CPU_BUSY in kinds:  # what the CPUs took cannot be told from what a setting would change
         recs = [_check_while_cpu_busy(r, dx) for r in recs]
-    recs.extend(notes(dx))
+    recs.extend(notes(dx, causes))
     cores = threads_need_cores(dx)
     if cores is not None:
         recs.append(cores)
