@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ckptdiag.analysis.results import Episode, Phases
+from ckptdiag.analysis.results import TIMED_PHASES, Episode, Phases
 from ckptdiag.model.window import when
 
 # column -> (Phases field, seconds per unit)
@@ -56,7 +56,7 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     timed = np.zeros(len(episodes))
     for field, v in read.items():
         known += np.isfinite(v)
-        if field in TIMED:
+        if field in TIMED_PHASES:
             timed += np.nan_to_num(v)
     prepare = read.get("prepare_s", duration)
     handles = read.get("handles_s", np.zeros(len(episodes)))
@@ -72,9 +72,6 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     for k in np.flatnonzero(kept).tolist():
         out[k] = replace(out[k], phases=Phases(**{f: _value(v[k]) for f, v in read.items()}))
     return out
-
-
-TIMED = ("scrub_s", "prepare_s", "trees_s", "history_store_s", "sync_s")  # each counted once (handles: of prepare)
 
 
 def _value(x: float) -> float | None:

@@ -60,8 +60,12 @@ class Phases:
 
     def timed(self) -> float:
         """The seconds its phases account for (each counted once: handles are part of prepare)."""
-        parts = (self.scrub_s, self.prepare_s, self.trees_s, self.history_store_s, self.sync_s)
-        return sum(p for p in parts if p is not None)  # as analysis/phases.py TIMED
+        parts: list[float | None] = [getattr(self, name) for name in TIMED_PHASES]
+        return float(sum(p for p in parts if p is not None))
+
+
+# the phases that follow one another in a checkpoint (the handles are gathered inside prepare)
+TIMED_PHASES = ("scrub_s", "prepare_s", "trees_s", "history_store_s", "sync_s")
 
 
 @dataclass(frozen=True, slots=True)
