@@ -103,6 +103,11 @@ class Server:
         return frame
 
 
+def disk_busy(frame: pd.DataFrame, pct: float) -> None:
+    """Make the synthetic data disk ``pct`` % busy throughout (one that keeps up, under 90 %)."""
+    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 10 * pct)
+
+
 def write_recording(frame: pd.DataFrame, path: Path, version: str = "7.0.21") -> Path:
     """``frame`` as a recording file, as ``ckptdiag record`` writes one (samples with disk lines)."""
     from ckptdiag.recording import RecordingWriter, header

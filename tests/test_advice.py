@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import shared_path
-from synth import Server
+from synth import Server, disk_busy
 
 from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape
 from ckptdiag.advice.rules import Advice, recommend
@@ -264,7 +264,7 @@ def test_a_raised_dirty_target_on_a_disk_that_keeps_up_is_a_check_with_the_labs_
     # the lab's dirty-buildup (40/60 % back to 5/20 %, the disk keeping up): 3 runs of 3 at 150 s,
     # then a 300 s run worse between checkpoints: not proven (docs/lab.md#proof)
     frame = _dirty_server(0.3)
-    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)  # 30 % busy
+    disk_busy(frame, 30)
     facts = _facts("8.0.4", config_string="eviction_dirty_target=40,eviction_dirty_trigger=60")
     advice = recommend(diagnose(derive(frame), facts))
     rec = _by_id(advice)["eviction-dirty"]
@@ -428,7 +428,7 @@ def test_a_runtime_dirty_target_is_the_one_every_stage_and_format_reads() -> Non
     # a disk that keeps up (30 % busy): a checkpoint writes the dirty data it finds, so 5 % of the
     # cache instead of 8 % is a cut (on a saturated disk the kernel's hold of eviction's writes
     # would leave what the sync flushes where it is)
-    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)
+    disk_busy(frame, 30)
     dx = diagnose(derive(frame), facts)
     runtime = "runtime config (wiredTigerEngineRuntimeConfig)"
     target = dx.settings.eviction.dirty_target

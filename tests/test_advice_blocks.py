@@ -10,9 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from synth import Server
+from synth import Server, disk_busy
 
 from ckptdiag.advice import proof
 from ckptdiag.advice.commands import Commands
@@ -36,7 +35,7 @@ def _advice(monkeypatch: pytest.MonkeyPatch, version: str, **facts: Any) -> Advi
     frame = Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=600).frame()
     frame["cache.max_bytes"] = float(GB)
     frame["cache.dirty_bytes"] = 0.3 * GB  # checkpoints find 30 % of the cache dirty
-    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)  # 30 % busy
+    disk_busy(frame, 30)
     raised = {"wiredTigerEngineRuntimeConfig": "eviction_dirty_target=20,eviction_dirty_trigger=40"}
     advice = recommend(diagnose(derive(frame), ServerFacts(version=version, parameters=raised, **facts)))
     assert {"checkpoint-interval", "eviction-dirty"} <= {r.id for r in advice.recommendations if r.kind == "setting"}

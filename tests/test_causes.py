@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from synth import Server
+from synth import Server, disk_busy
 
 from ckptdiag.advice.cause import DIRTY_RAISED, DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED, JOURNAL_BEHIND
 from ckptdiag.advice.changes import EngineChange
@@ -228,7 +228,7 @@ def _writes_stop_server(syncs_s: float | None) -> pd.DataFrame:
     """Writes stop (1 % of usual) through every 1.8 s checkpoint; the journal syncs ``syncs_s`` a second."""
     server = Server(seconds=900, period=60, duration=1.8, mb_per_s=80 / 1.8, ops=2000, stall_ops=20)
     frame = server.frame()
-    frame["disk.vda.tot_ticks"] = np.floor((frame["t"] - frame["t"].iloc[0]) * 300)  # 30 % busy: not the disk
+    disk_busy(frame, 30)  # not the disk
     if syncs_s is not None:
         frame["journal.syncs"] = np.floor((frame["t"] - frame["t"].iloc[0]) * syncs_s)
     return frame
