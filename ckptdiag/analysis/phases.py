@@ -19,15 +19,15 @@ import pandas as pd
 from ckptdiag.analysis.results import TIMED_PHASES, Episode, Phases
 from ckptdiag.model.window import when
 
-# column -> (Phases field, seconds per unit)
+# column -> (the catalogue's metric, derived into the column as it is; Phases field, seconds per unit)
 PHASES = {
-    "ckpt_scrub_ms": ("scrub_s", 1e-3),
-    "ckpt_prepare_ms": ("prepare_s", 1e-3),
-    "ckpt_handles_us": ("handles_s", 1e-6),
-    "ckpt_handles_walked": ("handles", 1.0),
-    "ckpt_trees_us": ("trees_s", 1e-6),
-    "ckpt_hs_us": ("history_store_s", 1e-6),
-    "ckpt_sync_us": ("sync_s", 1e-6),
+    "ckpt_scrub_ms": ("ckpt.scrub_ms", "scrub_s", 1e-3),
+    "ckpt_prepare_ms": ("ckpt.prepare_ms", "prepare_s", 1e-3),
+    "ckpt_handles_us": ("ckpt.handles_us", "handles_s", 1e-6),
+    "ckpt_handles_walked": ("ckpt.handles_walked", "handles", 1.0),
+    "ckpt_trees_us": ("ckpt.trees_us", "trees_s", 1e-6),
+    "ckpt_hs_us": ("ckpt.hs_us", "history_store_s", 1e-6),
+    "ckpt_sync_us": ("ckpt.sync_us", "sync_s", 1e-6),
 }
 ROUNDING_S = 0.002  # a phase timed in whole ms (and the duration too): each may read 1 ms long
 
@@ -50,7 +50,7 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
         & (t[at] >= ends)
         & (np.abs(frame["ckpt_recent_ms"].to_numpy(dtype="float64")[at] / 1000 - duration) <= ROUNDING_S)
     )
-    read = {PHASES[c][0]: np.where(own, frame[c].to_numpy(dtype="float64")[at] * PHASES[c][1], np.nan) for c in present}
+    read = {PHASES[c][1]: np.where(own, frame[c].to_numpy(dtype="float64")[at] * PHASES[c][2], np.nan) for c in present}
     read = {field: np.where(v >= 0, v, np.nan) for field, v in read.items()}
     known = np.zeros(len(episodes), dtype=np.int64)
     timed = np.zeros(len(episodes))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.phases import PHASES
 from ckptdiag.analysis.stats import p99_bound_ms, ratios
 from ckptdiag.model.disk import FIELD_INDEX, iostat
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
@@ -76,13 +77,7 @@ _READS = frozenset(
         "ckpt.total_ms",
         "ckpt.bytes_written",
         "block.bytes_written",
-        "ckpt.scrub_ms",
-        "ckpt.prepare_ms",
-        "ckpt.handles_us",
-        "ckpt.handles_walked",
-        "ckpt.trees_us",
-        "ckpt.hs_us",
-        "ckpt.sync_us",
+        *(metric for metric, _, _ in PHASES.values()),
         "ckpt.count",
         "ckpt.generation",
         "tickets.write.available",
@@ -379,18 +374,6 @@ def _replication(
     return figures
 
 
-# the most recent checkpoint's phases (gauges set as each checkpoint passes them) -> their columns
-PHASE_COLUMNS = {
-    "ckpt_scrub_ms": "ckpt.scrub_ms",
-    "ckpt_prepare_ms": "ckpt.prepare_ms",
-    "ckpt_handles_us": "ckpt.handles_us",
-    "ckpt_handles_walked": "ckpt.handles_walked",
-    "ckpt_trees_us": "ckpt.trees_us",
-    "ckpt_hs_us": "ckpt.hs_us",
-    "ckpt_sync_us": "ckpt.sync_us",
-}
-
-
 def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
     """Cache shares, the checkpoint counters, eviction, tickets and the sampler's own figures."""
     cap = c.gauge("cache.max_bytes")
@@ -416,7 +399,7 @@ def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
     }
     # the most recent checkpoint's phases, where this version records them (only then: a long
     # window of a version without them carries no column of NaN for each)
-    out.update({column: c.gauge(metric) for column, metric in PHASE_COLUMNS.items() if c.has(metric)})
+    out.update({column: c.gauge(metric) for column, (metric, _, _) in PHASES.items() if c.has(metric)})
     flag = "ckpt.running" if c.has("ckpt.running") else "ckpt.progress_state" if c.has("ckpt.progress_state") else None
     if flag is not None:  # the running flag (up to 7.0) or the progress state (7.1+)
         state = c.gauge(flag)
