@@ -38,7 +38,7 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     present = [c for c in PHASES if c in frame]
     if not present or not episodes or "ckpt_recent_ms" not in frame:
         return list(episodes)
-    t = frame["t"].to_numpy(dtype="float64")
+    t = frame["t"].to_numpy()
     rows = np.array([e.rows[1] - offset for e in episodes], dtype=np.int64)
     duration = np.array([np.nan if e.end is None or e.duration_s is None else e.duration_s for e in episodes])
     inside = (rows >= 0) & (rows < t.size)
@@ -48,9 +48,9 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     own = (
         inside
         & (t[at] >= ends)
-        & (np.abs(frame["ckpt_recent_ms"].to_numpy(dtype="float64")[at] / 1000 - duration) <= ROUNDING_S)
+        & (np.abs(_at(frame, "ckpt_recent_ms", at) / 1000 - duration) <= ROUNDING_S)
     )
-    read = {PHASES[c][1]: np.where(own, frame[c].to_numpy(dtype="float64")[at] * PHASES[c][2], np.nan) for c in present}
+    read = {PHASES[c][1]: np.where(own, _at(frame, c, at) * PHASES[c][2], np.nan) for c in present}
     read = {field: np.where(v >= 0, v, np.nan) for field, v in read.items()}
     known = np.zeros(len(episodes), dtype=np.int64)
     timed = np.zeros(len(episodes))
@@ -72,6 +72,11 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     for k in np.flatnonzero(kept).tolist():
         out[k] = replace(out[k], phases=Phases(**{f: _value(v[k]) for f, v in read.items()}))
     return out
+
+
+def _at(frame: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
+    """The column's values at ``rows`` as float64 (only those rows widened: a block has 16,000)."""
+    return np.asarray(frame[column].to_numpy()[rows], dtype="float64")
 
 
 def _value(x: float) -> float | None:
