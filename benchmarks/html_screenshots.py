@@ -1,5 +1,6 @@
-"""The HTML report as a browser shows it: screenshots of an OK, a WARN and a CRITICAL server and
-of a cluster, taken with headless Chromium, for docs/screenshots/ (looked at, then committed).
+"""The HTML report as a browser shows it: screenshots of an OK, a WARN and a CRITICAL server, of a
+cluster, and of three hours opened zoomed to one checkpoint's seconds, taken with headless
+Chromium, for docs/screenshots/ (looked at, then committed).
 
 Each report is of synthetic FTDC (tests/ftdc_writer.py: mongod's own encoding, checkpoints at
 known times), so that the pictures are the same on any machine. Needs Chromium
@@ -11,6 +12,7 @@ known times), so that the pictures are the same on any machine. Needs Chromium
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -36,6 +38,11 @@ FLAGS = (
     "--no-first-run",
 )
 
+# three hours (buckets of 18 s), three of its 180 checkpoints stalling: the timeline zoomed to one
+HOURS_CHECKPOINTS = [(30.0 + 60 * i, 32.5 + 60 * i) for i in range(180)]
+HOURS = SimServer(HOURS_CHECKPOINTS, stall_ops=40.0, stall_latency_ms=80.0, stall_in=HOURS_CHECKPOINTS[20::60])
+HOURS_TIMES = [float(t) for t in range(3 * 3600)]
+
 SERVERS = {
     "ok": SimServer(CHECKPOINTS, stall_ops=1000.0, stall_latency_ms=1.2),
     "warn": SimServer(CHECKPOINTS, stall_ops=300.0, stall_latency_ms=8.0, stall_in=CHECKPOINTS[::8]),
@@ -43,10 +50,12 @@ SERVERS = {
 }
 
 
-def _ftdc(root: Path, name: str, server: SimServer, host: str = "db1", port: int = 27017) -> Path:
+def _ftdc(
+    root: Path, name: str, server: SimServer, host: str = "db1", port: int = 27017, times: list[float] = TIMES
+) -> Path:
     d = root / name / "diagnostic.data"
     d.mkdir(parents=True)
-    write_ftdc(d / "metrics.2026-11-27T00-00-00Z-00000", server, TIMES, host=f"{host}.example.net", port=port)
+    write_ftdc(d / "metrics.2026-11-27T00-00-00Z-00000", server, times, host=f"{host}.example.net", port=port)
     return d
 
 
@@ -55,9 +64,9 @@ def _report(inputs: list[Path], page: Path) -> None:
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
 
 
-def _shot(chromium: str, page: Path, png: Path, profile: Path) -> None:
+def _shot(chromium: str, page: Path, png: Path, profile: Path, fragment: str = "") -> None:
     size = "--window-size=1280,1700"
-    cmd = [chromium, *FLAGS, f"--user-data-dir={profile}", size, f"--screenshot={png}", page.as_uri()]
+    cmd = [chromium, *FLAGS, f"--user-data-dir={profile}", size, f"--screenshot={png}", page.as_uri() + fragment]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
 
 
@@ -83,11 +92,22 @@ def main() -> None:
             for i, ops in enumerate((1000.0, 60.0, 1000.0))
         ]
         pages["cluster"] = (members, root / "cluster.html")
+        pages["zoomed"] = ([_ftdc(root, "zoomed", HOURS, times=HOURS_TIMES)], root / "zoomed.html")
         for name, (inputs, page) in pages.items():
             _report(inputs, page)
             png = args.out / f"report-{name}.png"
-            _shot(args.chromium, page, png, root / "profile")
+            # three hours in 600 buckets, opened zoomed to every second of the first stall
+            fragment = f"#closeup-{_first_stalled(page)}" if name == "zoomed" else ""
+            _shot(args.chromium, page, png, root / "profile", fragment)
             print(f"{png} ({png.stat().st_size:,} bytes)")
+
+
+def _first_stalled(page: Path) -> int:
+    """The index of the page's first close-up of a stalled checkpoint."""
+    text = page.read_text()
+    raw = text.split('id="ckptdiag-timeline-data">', 1)[1].split("</script>", 1)[0]
+    closeups = json.loads(raw)["closeups"]
+    return next(i for i, (_, _, label) in enumerate(closeups) if label.endswith("stalled"))
 
 
 if __name__ == "__main__":

@@ -3,12 +3,17 @@ offered by every command, and -f prom is OpenMetrics that Prometheus' own parser
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from ftdc_writer import SimServer, write_ftdc
 
+from ckptdiag.analysis.results import Episode, Impact
 from ckptdiag.cli import cli
 from ckptdiag.report import formats
 
@@ -226,3 +231,75 @@ def test_the_html_page_has_an_interactive_timeline_that_survives_the_redactor(ft
     assert len(data["spans"]) == 5 and all(stalled for _, _, stalled in data["spans"])
     assert all(a < b for a, b, _ in data["spans"])
     assert '<div class="static-charts">' in page and "@media print" in page
+
+
+def _timeline_data(page: str) -> dict[str, Any]:
+    raw = re.search(r'<script type="application/json" id="ckptdiag-timeline-data">(.*?)</script>', page, re.S)
+    assert raw is not None
+    data: dict[str, Any] = json.loads(raw.group(1))
+    return data
+
+
+def test_the_html_timeline_zooms_from_hours_down_to_every_second_of_the_worst_checkpoints(tmp_path: Path) -> None:
+    """#32: three hours in 600 buckets of 18 s cannot show one checkpoint; the worst ones keep every
+    sample around them (the stalls, not the quick ones), drawn in their buckets' place with their
+    own bands, and a button zooms to each (#closeup-N opens the page zoomed)."""
+    from ckptdiag.analysis.closeups import LIMIT, PAD_S
+
+    checkpoints = [(30.0 + 60 * k, 32.0 + 60 * k) for k in range(180)]
+    stalled = [checkpoints[k] for k in (20, 75, 140)]
+    server = SimServer(checkpoints, stall_ops=40.0, stall_latency_ms=80.0, stall_in=stalled)
+    path = tmp_path / "metrics.2023-11-14T22-13-20Z-00000"
+    write_ftdc(path, server, [float(i) for i in range(3 * 3600)], host="db1")
+    out = tmp_path / "r.html"
+    assert CliRunner().invoke(cli, ["report", str(path), "-o", str(out), "--fail-on", "never"]).exit_code == 0
+    data = _timeline_data(out.read_text())
+    t = np.array(data["t"])
+    assert np.all(np.diff(t) > 0)
+    closeups = data["closeups"]
+    assert len(closeups) == LIMIT
+    for start, end in stalled:  # every stall is among them, with every second around it
+        at = server.t0 + start
+        (lo, hi, label) = next(c for c in closeups if c[0] <= at <= c[1])
+        assert "stalled" in label and "2.0 s, ops/s at 4% of the baseline" in label
+        assert lo <= at - PAD_S + 1 and hi >= server.t0 + end + PAD_S - 1
+        inside = t[(t >= lo) & (t <= hi)]
+        assert inside.size >= hi - lo and np.diff(inside).max() <= 1.0 + 1e-6
+        red = [s for s in data["spans"] if s[2] and lo <= s[0] <= hi]  # its own band, not its bucket's
+        assert [(round(a - server.t0), round(b - server.t0)) for a, b, _ in red] == [(start, end)]
+    # away from them, still the buckets: not the window's 10,800 samples
+    assert t.size <= 600 + sum(hi - lo + 1 for lo, hi, _ in closeups) and np.median(np.diff(t)) > 10
+    ops = np.array(data["series"][0]["values"], dtype=float)
+    at_stall = (t > server.t0 + stalled[0][0]) & (t <= server.t0 + stalled[0][1])  # each sample: the second before it
+    assert np.nanmax(ops[at_stall]) < 100  # the dip, per second
+
+
+def test_the_close_ups_keep_the_worst_checkpoints_in_memory_bounded_by_their_number(tmp_path: Path) -> None:
+    """However long the window, a few close-ups of at most MAX_SAMPLES samples each: a checkpoint
+    stuck for hours keeps its first ones, a quick one is dropped for a worse one."""
+    from ckptdiag.analysis.closeups import MAX_SAMPLES, CloseUpTally
+    from ckptdiag.analysis.columns import Columns
+
+    n = 20_000
+    t = np.arange(n, dtype=float)
+    cols = Columns(**{f: (t if f == "t" else np.ones(n)) for f in Columns.__dataclass_fields__})
+    tally = CloseUpTally(limit=3)
+    quick = [_episode(float(s), float(s) + 1.0, stall=False) for s in range(100, 19_000, 60)]
+    stuck = _episode(1_000.5, 9_000.0, stall=True)
+    tally.block(cols, [*quick[:10], stuck, *quick[10:]])
+    kept = tally.result()
+    assert len(kept) == 3 and [c.start for c in kept if c.stall] == [1_000.5]
+    assert next(c for c in kept if c.stall).t.size == MAX_SAMPLES
+    assert all(c.t.base is None for c in kept)  # copies: the block's arrays are not kept alive
+    assert sum(c.t.size for c in kept) <= 3 * MAX_SAMPLES
+
+
+def _episode(start: float, end: float, stall: bool) -> Episode:
+    return Episode(
+        start=start,
+        end=end,
+        duration_s=end - start,
+        bytes_written=None,
+        evidence="counters",
+        impact=Impact(ops_ratio=0.01 if stall else 0.9, stall=stall),
+    )

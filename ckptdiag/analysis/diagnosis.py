@@ -83,6 +83,7 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
         writes_s_mean=float(writes_done / writes_time) if writes_time > 0 else None,
         host_cpu_pct_p50=w.host_cpu.median(),
         timeline=w.timeline.timeline(w.t0, w.t1, episodes),
+        closeups=w.closeups.result(),
         other_stalls=others,
         role=role,
         disk_peak_mb_s=w.peak.result(),

@@ -45,11 +45,7 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
     at = np.where(inside, rows, 0)
     ends = np.array([np.nan if e.end is None else e.end for e in episodes])
     # the sample after it ended, whose "most recent time" is this checkpoint's
-    own = (
-        inside
-        & (t[at] >= ends)
-        & (np.abs(_at(frame, "ckpt_recent_ms", at) / 1000 - duration) <= ROUNDING_S)
-    )
+    own = inside & (t[at] >= ends) & (np.abs(_at(frame, "ckpt_recent_ms", at) / 1000 - duration) <= ROUNDING_S)
     read = {PHASES[c][1]: np.where(own, _at(frame, c, at) * PHASES[c][2], np.nan) for c in present}
     read = {field: np.where(v >= 0, v, np.nan) for field, v in read.items()}
     known = np.zeros(len(episodes), dtype=np.int64)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from ckptdiag.model.engine_config import EngineSettings
@@ -186,6 +187,21 @@ class OtherStall:
 
 
 @dataclass(frozen=True)
+class CloseUp:
+    """Every sample around one of the window's worst checkpoints (``start`` to ``end``), in time
+    order: what a report zooms into below the timeline's buckets (see analysis/closeups.py)."""
+
+    start: float
+    end: float
+    stall: bool
+    ops_ratio: float | None  # its worst second's throughput against the baseline
+    t: np.ndarray = field(compare=False)
+    ops_s: np.ndarray = field(compare=False)
+    dirty_pct: np.ndarray = field(compare=False)
+    disk_mb_s: np.ndarray = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """Everything the advice and the reports read about one window of one server."""
 
@@ -220,6 +236,7 @@ class Diagnosis:
     other_writes_b_s: float | None = None
     spacings: tuple[tuple[float, float], ...] = ()  # (spacing s, share of the time), shortest first
     history: History | None = None  # by day (by hour under two days), with the trends; None: too short
+    closeups: tuple[CloseUp, ...] = field(default=(), compare=False)  # every sample around the worst checkpoints
 
     @property
     def stalls(self) -> int:

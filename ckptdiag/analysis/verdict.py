@@ -83,7 +83,7 @@ def verdict(
     return severity, tuple(findings)
 
 
-def _cost(e: Episode) -> tuple[int, float, float, float]:
+def cost_key(e: Episode) -> tuple[int, float, float, float]:
     """Sort key, worst first: a stall, then the lowest throughput ratio, the highest latency
     ratio, the longest."""
     m = e.impact
@@ -109,5 +109,5 @@ def worst_episodes(episodes: Sequence[Episode], limit: int) -> tuple[Episode, ..
     when there are no more than that. The tables and the JSON list these, never just the latest."""
     if len(episodes) <= limit:
         return tuple(episodes)
-    chosen = sorted(range(len(episodes)), key=lambda i: _cost(episodes[i]))[:limit]
+    chosen = sorted(range(len(episodes)), key=lambda i: cost_key(episodes[i]))[:limit]
     return tuple(episodes[i] for i in sorted(chosen))

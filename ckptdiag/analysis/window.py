@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_baseline
+from ckptdiag.analysis.closeups import CloseUpTally
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.episodes import find_episodes
@@ -106,6 +107,7 @@ class WindowDiagnoser:
         self.evidence = EvidenceTally()
         self.spacings = SpacingTally()
         self.timeline = TimelineTally()
+        self.closeups = CloseUpTally()
         self.dt = Distribution()
         self.host_cpu = Distribution()
         self.journal_syncs = Distribution()
@@ -207,6 +209,7 @@ class WindowDiagnoser:
         self.others += other_stalls(cols, in_episode, whole, settings.eviction, own)
         self.evidence.block(frame, own, judged, self._offset)
         self._tally(frame, cols, own)
+        self.closeups.block(cols, judged)
         self.episodes += judged
         self._judged = True
 

@@ -89,8 +89,15 @@ SCENARIO_ONLY = frozenset(
 # The installed package, never a source tree that happens to be the working directory: run from a
 # checkout with a non-editable install, `python -m` put the checkout first on sys.path and the lab
 # imported its unbuilt sources (no slow-disk shim: the stall scenario fell back and read OK).
-# -P (Python 3.11+) keeps the working directory off the path.
-PYTHON_M = (sys.executable, *(("-P",) if sys.version_info >= (3, 11) else ()), "-m")
+# `python -P` would keep the working directory off sys.path, but only from 3.11: `-c` puts it there as
+# "" (unless PYTHONSAFEPATH is set), the code drops it and runs the module named next, on every version.
+_RUN_INSTALLED = (
+    "import runpy, sys\n"
+    "if sys.path and sys.path[0] == '':\n"
+    "    del sys.path[0]\n"
+    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)\n"
+)
+PYTHON_M = (sys.executable, "-c", _RUN_INSTALLED)
 
 
 def serve_command(scenario: Scenario, config: LabConfig, truth_out: Path, lab_dir: Path | None) -> list[str]:
