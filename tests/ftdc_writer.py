@@ -48,6 +48,9 @@ class SimServer:
     # each checkpoint's phase statistics as the server names them ((category, name) -> value), the
     # "most recent" gauges every sample after it ends reads
     phases: Sequence[dict[tuple[str, str], float]] = ()
+    # any other WiredTiger gauge, (category, name) -> (its value at the first sample, at the last):
+    # a straight line between them (a history store growing, the range of timestamps pinned)
+    gauges: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     _fine: float = field(default=0.01, repr=False)
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
@@ -145,6 +148,9 @@ class SimServer:
             # every sample carries them (0 before the first checkpoint ends, as a server reports them)
             for (category, name), value in (self.phases[max(finished - 1, 0)] if self.phases else {}).items():
                 status["wiredTiger"].setdefault(category, {})[name] = value if finished else 0
+            along = (t - times[0]) / max(times[-1] - times[0], 1e-9)
+            for (category, name), (at_first, at_last) in self.gauges.items():
+                status["wiredTiger"].setdefault(category, {})[name] = int(np.rint(at_first + (at_last - at_first) * along))
             doc: dict[str, Any] = {"start": when, "serverStatus": status}
             if self.cpu_busy_pct is not None:
                 cpu_ms = 8 * 1000 * (t + 1000.0)

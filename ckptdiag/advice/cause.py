@@ -38,6 +38,8 @@ CPU_BUSY = "cpu-busy"
 HANDLES = "checkpoint-handles"  # gathering every table's and index's handle (WT-5479)
 SCRUB = "checkpoint-scrub"  # waiting for dirty data to fall before it begins
 PREPARE = "checkpoint-prepare"  # its prepare (the schema lock), beyond gathering the handles
+HISTORY_PINNED = "history-pinned"  # old versions kept for a reader, written by checkpoints (WT-6681)
+STUCK = "checkpoint-stuck"  # one checkpoint ran several intervals
 
 
 @dataclass(frozen=True)
@@ -297,14 +299,116 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
         return ()
     hurting = _hurting(dx)
     disk = _disk(dx, hurting)
+    phased = _phases(hurting)
     found = [
         _cpu(dx, disk),
         _throttled(dx, hurting),
         disk,
         _journal(dx, hurting),
-        *_phases(hurting),
+        _stuck(dx),
+        _history(dx, hurting),
+        *phased,
+        _handles_counted(dx, phased),
         _eviction(dx, hurting, disk is not None),
         _dirty_raised(dx, hurting, disk is not None),
         _cache(dx),
     ]
     return tuple(c for c in found if c is not None)
+
+
+# history kept by design: from 5.0, minSnapshotHistoryWindowInSeconds (300 s by default, SERVER-47672)
+SNAPSHOT_WINDOW_SINCE, SNAPSHOT_WINDOW_S = (5, 0), 300.0
+PINNED_EXCESS_S = 600.0  # history pinned this much longer than the server keeps by design
+HS_GROWTH_BYTES = float(1 << 30)  # the history store growing by this much (and by half) in the window
+
+
+def _history(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
+    """History pinned far back, or a history store that grows: checkpoints write it (WT-6681)."""
+    p = dx.pinning
+    if p is None:
+        return None
+    version = dx.settings.version
+    kept = SNAPSHOT_WINDOW_S if version is not None and version >= SNAPSHOT_WINDOW_SINCE else 0.0
+    pinned = p.pinned_s_max is not None and p.pinned_s_max >= kept + PINNED_EXCESS_S
+    first, last = p.hs_first_bytes, p.hs_last_bytes
+    grew = first is not None and last is not None and last - first >= max(HS_GROWTH_BYTES, 0.5 * first)
+    if not (pinned or grew):
+        return None
+    evidence = []
+    if pinned and p.pinned_s_max is not None:
+        by_design = (
+            f"; from 5.0 the server keeps {kept:.0f} s by design (minSnapshotHistoryWindowInSeconds)" if kept else ""
+        )
+        evidence.append(
+            f"history was pinned up to {_span(p.pinned_s_max)} back (median {_span(p.pinned_s_p50 or 0.0)})"
+            f"{by_design}: every version written since is kept for the oldest reader"
+        )
+    if grew and first is not None and last is not None:
+        evidence.append(
+            f"the history store grew from {mb(first)} to {mb(last)} on disk in {_span(p.hs_span_s)}; "
+            "checkpoints write what it gains (WT-6681)"
+        )
+    spent = [e.phases.history_store_s for e in hurting if e.phases is not None and e.phases.history_store_s is not None]
+    took = [
+        float(e.duration_s or 0.0) for e in hurting if e.phases is not None and e.phases.history_store_s is not None
+    ]
+    typical = median(spent) if spent else None
+    if typical:
+        evidence.append(
+            f"the typical checkpoint that hurts spent {typical:.1f} s of {median(took) or 0.0:.1f} s on the "
+            "history store file"
+        )
+    return Cause(
+        HISTORY_PINNED, "history is pinned: the server keeps old versions, and checkpoints write them", tuple(evidence)
+    )
+
+
+def _stuck(dx: Diagnosis) -> Cause | None:
+    """A checkpoint that ran several intervals: none other begins meanwhile, and the dirty data of
+    all that time waits for the next."""
+    ran = [o for o in dx.overdue if o.running]
+    if not ran:
+        return None
+    worst = max(ran, key=lambda o: o.seconds)
+    more = f" ({len(ran)} such)" if len(ran) > 1 else ""
+    return Cause(
+        STUCK,
+        "a checkpoint ran far past its interval",
+        (
+            f"a checkpoint ran {_span(worst.seconds)}, {worst.seconds / worst.interval_s:.1f}x the "
+            f"{worst.interval_s:g} s interval{more}: no other begins while it runs, so the dirty data of all "
+            "that time waits for the next",
+        ),
+    )
+
+
+def _span(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.5 h``, ``2.0 days``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} days"
+
+
+HANDLES_MANY = 20_000  # data handles open: a server with this many is at risk of WT-5479's stalls
+
+
+def _handles_counted(dx: Diagnosis, phased: list[Cause]) -> Cause | None:
+    """Very many data handles open where the server does not time the checkpoint's walk over
+    them (before 4.2.12 and 4.4.3), or where it does and the walk is not what took the time: then
+    the count alone is evidence, not the cause. Named only in the first case."""
+    handles = dx.pinning.data_handles_max if dx.pinning is not None else None
+    timed = any(e.phases is not None and e.phases.handles_s is not None for e in dx.episodes)
+    if handles is None or handles < HANDLES_MANY or timed or any(c.kind == HANDLES for c in phased):
+        return None
+    return Cause(
+        HANDLES,
+        "very many collections and indexes: each checkpoint walks every one",
+        (
+            f"{handles:,.0f} data handles open at most; this version does not time the checkpoint's walk "
+            "over them (4.2.12+ and 4.4.3+ do)",
+            "a checkpoint walks every table and index under the schema lock; servers with tens of "
+            "thousands of them stall on it (WT-5479)",
+        ),
+    )

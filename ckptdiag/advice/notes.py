@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ckptdiag.advice.cause import HANDLES, Cause, journal_evidence
+from ckptdiag.advice.cause import HANDLES, HISTORY_PINNED, SNAPSHOT_WINDOW_SINCE, STUCK, Cause, journal_evidence
 from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
@@ -110,10 +110,60 @@ def _handles(causes: Sequence[Cause]) -> Recommendation | None:
     )
 
 
+def _history(dx: Diagnosis, causes: Sequence[Cause]) -> Recommendation | None:
+    cause = next((c for c in causes if c.kind == HISTORY_PINNED), None)
+    if cause is None:
+        return None
+    version = dx.settings.version
+    since_50 = version is None or version >= SNAPSHOT_WINDOW_SINCE
+    steps = [
+        "the oldest reader: db.currentOp({active: true, secs_running: {$gt: 60}}) lists long operations and open "
+        "transactions (from 4.0 a transaction older than transactionLifetimeLimitSeconds, 60 s by default, is "
+        "aborted: db.adminCommand({getParameter: 1, transactionLifetimeLimitSeconds: 1}))",
+        "rs.status(): a member down or far behind holds the majority commit point back; for a "
+        "primary-secondary-arbiter set with its secondary down, MongoDB's documentation says "
+        + (
+            "to give the unavailable member votes: 0 (and priority: 0) with rs.reconfig() until it is back"
+            if since_50
+            else "enableMajorityReadConcern: false (3.6.1 to 4.4; from 5.0 it cannot be set)"
+        ),
+    ]
+    if since_50:
+        steps.append(
+            "minSnapshotHistoryWindowInSeconds keeps that many seconds on purpose (300 by default): "
+            "db.adminCommand({getParameter: 1, minSnapshotHistoryWindowInSeconds: 1})"
+        )
+    return _note(
+        "history",
+        "what pins history",
+        "Find what holds history back",
+        cause.evidence,
+        "; ".join(steps),
+        why="from the server's own gauges of the history it pins",
+    )
+
+
+def _stuck(causes: Sequence[Cause]) -> Recommendation | None:
+    cause = next((c for c in causes if c.kind == STUCK), None)
+    if cause is None:
+        return None
+    return _note(
+        "stuck-checkpoint",
+        "the long checkpoint",
+        "See what the long checkpoint was doing",
+        cause.evidence,
+        'mongod\'s log: from 4.4 WiredTiger writes "Checkpoint has been running for N seconds" while one runs '
+        "long (give the log to `ckptdiag report` beside the FTDC); db.currentOp() for operations holding "
+        "locks; a checkpoint that never ends is a bug to report with the version and that log",
+        why="from the server's checkpoint counters",
+    )
+
+
 def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
     """The checks this run's figures, and the ``causes`` classified from them, point to."""
     hurting = [e for e in dx.episodes if hurts(e)]
-    out = [n for n in (_handles(causes), _disk(dx), _filesystem(dx, len(hurting))) if n is not None]
+    checks = (_handles(causes), _history(dx, causes), _stuck(causes), _disk(dx), _filesystem(dx, len(hurting)))
+    out = [n for n in checks if n is not None]
     commit = dx.settings.commit_ms.value
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
         out.append(_journal_commit(dx))

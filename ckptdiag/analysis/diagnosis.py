@@ -11,10 +11,10 @@ import pandas as pd
 from ckptdiag.analysis.episodes import period
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.history import growth_findings, history
-from ckptdiag.analysis.overdue import Overdue, overdue_findings
+from ckptdiag.analysis.overdue import overdue_findings
 from ckptdiag.analysis.phases import longest_finding
 from ckptdiag.analysis.replication import lag_finding
-from ckptdiag.analysis.results import Diagnosis, Episode, History
+from ckptdiag.analysis.results import Diagnosis, Episode, History, Overdue
 from ckptdiag.analysis.summary import summary_sentence
 from ckptdiag.analysis.verdict import hurts, verdict
 from ckptdiag.analysis.window import WindowDiagnoser, disk_note
@@ -84,6 +84,8 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
         host_cpu_pct_p50=w.host_cpu.median(),
         timeline=w.timeline.timeline(w.t0, w.t1, episodes),
         closeups=w.closeups.result(),
+        pinning=w.pinning.result(),
+        overdue=late,
         other_stalls=others,
         role=role,
         disk_peak_mb_s=w.peak.result(),

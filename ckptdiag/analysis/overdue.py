@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.results import Episode, Overdue
 from ckptdiag.recording import utc_iso
 
 OVERDUE_INTERVALS = 2.0  # a checkpoint this many intervals late (or long) is a finding
@@ -20,19 +20,6 @@ SAMPLING_SLACK_S = 5.0  # where a start lies within its interval: never a findin
 LEVELS = 4  # the cache levels time is counted at (see :mod:`.eviction`)
 GAP_S = 60.0  # a sample this far from the one before: a gap, over which nothing is concluded
 MIN_WRITES_S = 1.0  # writes a second that give a checkpoint work (an idle server's few do not)
-
-
-@dataclass(frozen=True)
-class Overdue:
-    """A stretch of ``seconds`` from ``start`` without a checkpoint beginning (``running``: one
-    ran through it; else none ran); ``frozen_from``: where the engine's figures stopped moving
-    altogether, to the stretch's end (None: they moved)."""
-
-    start: float
-    seconds: float
-    running: bool
-    interval_s: float  # the checkpoint interval in force
-    frozen_from: float | None = None
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,34 @@ class OtherStall:
 
 
 @dataclass(frozen=True)
+class Overdue:
+    """A stretch of ``seconds`` from ``start`` without a checkpoint beginning (``running``: one
+    ran through it; else none ran); ``frozen_from``: where the engine's figures stopped moving
+    altogether, to the stretch's end (None: they moved)."""
+
+    start: float
+    seconds: float
+    running: bool
+    interval_s: float  # the checkpoint interval in force
+    frozen_from: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pinning:
+    """History the server kept for its readers over the window, and what held it (see
+    analysis/pinning.py); None where the version or the source did not record it."""
+
+    hs_first_bytes: float | None = None  # the history store's size on disk at the window's first sample
+    hs_last_bytes: float | None = None
+    hs_max_bytes: float | None = None
+    hs_span_s: float = 0.0  # between the first and the last sample with a size
+    pinned_s_p50: float | None = None  # how far back history was pinned (timestamps, in seconds): median
+    pinned_s_max: float | None = None
+    pinned_ids_max: float | None = None  # transaction IDs pinned, at most
+    data_handles_max: float | None = None  # data handles open (collections and indexes), at most
+
+
+@dataclass(frozen=True)
 class CloseUp:
     """Every sample around one of the window's worst checkpoints (``start`` to ``end``), in time
     order: what a report zooms into below the timeline's buckets (see analysis/closeups.py)."""
@@ -236,6 +264,8 @@ class Diagnosis:
     other_writes_b_s: float | None = None
     spacings: tuple[tuple[float, float], ...] = ()  # (spacing s, share of the time), shortest first
     history: History | None = None  # by day (by hour under two days), with the trends; None: too short
+    pinning: Pinning | None = None  # history kept and what held it, data handles open
+    overdue: tuple[Overdue, ...] = ()  # checkpoints that ran, or stretches without one, several intervals long
     closeups: tuple[CloseUp, ...] = field(default=(), compare=False)  # every sample around the worst checkpoints
 
     @property

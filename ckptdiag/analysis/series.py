@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.phases import PHASES
+from ckptdiag.analysis.pinning import PINNING
 from ckptdiag.analysis.stats import p99_bound_ms, ratios
 from ckptdiag.model.disk import FIELD_INDEX, iostat
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
@@ -78,6 +79,7 @@ _READS = frozenset(
         "ckpt.bytes_written",
         "block.bytes_written",
         *(metric for metric, _, _ in PHASES.values()),
+        *PINNING.values(),
         "ckpt.count",
         "ckpt.generation",
         "tickets.write.available",
@@ -400,6 +402,7 @@ def _cache_and_checkpoints(c: _Reader) -> dict[str, np.ndarray]:
     # the most recent checkpoint's phases, where this version records them (only then: a long
     # window of a version without them carries no column of NaN for each)
     out.update({column: c.gauge(metric) for column, (metric, _, _) in PHASES.items() if c.has(metric)})
+    out.update({column: c.gauge(metric) for column, metric in PINNING.items() if c.has(metric)})
     flag = "ckpt.running" if c.has("ckpt.running") else "ckpt.progress_state" if c.has("ckpt.progress_state") else None
     if flag is not None:  # the running flag (up to 7.0) or the progress state (7.1+)
         state = c.gauge(flag)

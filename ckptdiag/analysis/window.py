@@ -39,6 +39,7 @@ from ckptdiag.analysis.evidence import EvidenceTally
 from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import OverdueTracker
 from ckptdiag.analysis.phases import with_phases
+from ckptdiag.analysis.pinning import PinningTally
 from ckptdiag.analysis.results import Episode, OtherStall
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import SpacingTally, sums_before
@@ -108,6 +109,7 @@ class WindowDiagnoser:
         self.spacings = SpacingTally()
         self.timeline = TimelineTally()
         self.closeups = CloseUpTally()
+        self.pinning = PinningTally()
         self.dt = Distribution()
         self.host_cpu = Distribution()
         self.journal_syncs = Distribution()
@@ -265,6 +267,7 @@ class WindowDiagnoser:
             known = role[np.isfinite(role)]
             self.secondary += (float(known.sum()), float(known.size))
         self.timeline.add(frame, self.disk, own)
+        self.pinning.add(frame, own)
         for dev, written in disk_writes(frame, own).items():
             self.disk_written[dev] = self.disk_written.get(dev, 0.0) + written
         self.peak.block(cols.disk_wmb_s, cols.dt, own)

@@ -643,6 +643,36 @@ METRICS: tuple[Metric, ...] = (
         (Field(("repl", "secondary")),),
         replica_set_only=True,
     ),
+    # history kept for readers, and what pins it (a cause of long checkpoints: WT-6681)
+    _m(
+        "cache.hs_disk_bytes",
+        Unit.BYTES,
+        G,
+        'the history store\'s size on disk (3.6-4.2: the cache overflow, "lookaside", table)',
+        _wt("cache", "cache overflow table on-disk size", since=V36, before=V44),
+        _wt("cache", "history store table on-disk size", since=V44),
+    ),
+    _m(
+        "txn.pinned_ids",
+        Unit.COUNT,
+        G,
+        "transaction IDs pinned: the oldest transaction or snapshot still read holds history back",
+        _wt("transaction", "transaction range of IDs currently pinned"),
+    ),
+    _m(
+        "txn.pinned_ts",
+        Unit.COUNT,
+        G,
+        "the range of timestamps pinned (the high 32 bits are seconds): how far back history is kept",
+        _wt("transaction", "transaction range of timestamps currently pinned", since=V36),
+    ),
+    _m(
+        "dhandles.active",
+        Unit.COUNT,
+        G,
+        "data handles open: a collection or index each (a checkpoint walks every one: WT-5479)",
+        _wt("data-handle", "connection data handles currently active"),
+    ),
     _m("conn.current", Unit.COUNT, G, "client connections", Field(("connections", "current"))),
     _m("uptime_ms", Unit.MS, C, "server uptime (a decrease marks a restart)", Field(("uptimeMillis",))),
 )

@@ -1,0 +1,88 @@
+"""History the server keeps for its readers, and what holds it there, over a window.
+
+A long-running transaction or snapshot, or a majority commit point that lags (a PSA set with its
+secondary down), keeps every older version of what is written since: in the cache, then in the
+history store ("cache overflow" or "lookaside" table before 4.4), which checkpoints then write
+(WT-6681). The server's gauges say how far back it pins history (in timestamps, whose high 32
+bits are seconds, and in transaction IDs) and how large the history store has grown; the data
+handles open say how many tables and indexes each checkpoint walks (WT-5479).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ckptdiag.analysis.distribution import Distribution
+from ckptdiag.analysis.results import Pinning
+
+# derived column -> the catalogue's metric (a column only where the version has it)
+PINNING = {
+    "hs_disk_bytes": "cache.hs_disk_bytes",
+    "pinned_ids": "txn.pinned_ids",
+    "pinned_ts": "txn.pinned_ts",
+    "dhandles": "dhandles.active",
+}
+TS_SECONDS = float(1 << 32)  # a MongoDB timestamp: seconds in the high 32 bits, an increment in the low
+# a pinned range this long is no range: nothing set the oldest timestamp (a standalone server
+# reads as the whole epoch), so it is not a figure
+MAX_PINNED_S = 365 * 86_400.0
+
+
+class PinningTally:
+    """The window's history store size (first, last, largest), how far back history was pinned
+    (median and most) and the most data handles open, fed a block's own rows at a time."""
+
+    def __init__(self) -> None:
+        self.hs_first: tuple[float, float] | None = None  # (time, bytes)
+        self.hs_last: tuple[float, float] | None = None
+        self.hs_max: float | None = None
+        self.pinned_s = Distribution()
+        self.pinned_s_max: float | None = None
+        self.pinned_ids_max: float | None = None
+        self.handles_max: float | None = None
+
+    def add(self, frame: pd.DataFrame, own: slice) -> None:
+        """The ``own`` rows of a derived frame."""
+        t = frame["t"].to_numpy(dtype="float64")[own]
+        if "hs_disk_bytes" in frame:
+            hs = frame["hs_disk_bytes"].to_numpy(dtype="float64")[own]
+            known = np.flatnonzero(np.isfinite(hs))
+            if known.size:
+                first, last = int(known[0]), int(known[-1])
+                self.hs_first = self.hs_first or (float(t[first]), float(hs[first]))
+                self.hs_last = (float(t[last]), float(hs[last]))
+                self.hs_max = _most(self.hs_max, hs)
+        if "pinned_ts" in frame:
+            seconds = frame["pinned_ts"].to_numpy(dtype="float64")[own] / TS_SECONDS
+            seconds = np.where(seconds <= MAX_PINNED_S, seconds, np.nan)
+            self.pinned_s.add(seconds)
+            self.pinned_s_max = _most(self.pinned_s_max, seconds)
+        if "pinned_ids" in frame:
+            self.pinned_ids_max = _most(self.pinned_ids_max, frame["pinned_ids"].to_numpy(dtype="float64")[own])
+        if "dhandles" in frame:
+            self.handles_max = _most(self.handles_max, frame["dhandles"].to_numpy(dtype="float64")[own])
+
+    def result(self) -> Pinning | None:
+        """What the window showed (None: the server recorded none of it)."""
+        if self.hs_first is None and self.pinned_s_max is None and self.pinned_ids_max is None:
+            return None if self.handles_max is None else Pinning(data_handles_max=self.handles_max)
+        first, last = self.hs_first, self.hs_last
+        return Pinning(
+            hs_first_bytes=first[1] if first else None,
+            hs_last_bytes=last[1] if last else None,
+            hs_max_bytes=self.hs_max,
+            hs_span_s=(last[0] - first[0]) if first and last else 0.0,
+            pinned_s_p50=self.pinned_s.median(),
+            pinned_s_max=self.pinned_s_max,
+            pinned_ids_max=self.pinned_ids_max,
+            data_handles_max=self.handles_max,
+        )
+
+
+def _most(so_far: float | None, values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return so_far
+    top = float(finite.max())
+    return top if so_far is None else max(so_far, top)

@@ -1,0 +1,165 @@
+"""History pinned for a reader, a history store that grows, very many data handles, a checkpoint
+stuck for intervals (#31): each named as a cause from its own counters, per version family, with
+the statistics named as each version names them (../shared/data/wiredtiger-stats), written here
+independently of the catalogue; a server without them gets none of these causes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ftdc_writer import SimServer, write_ftdc
+
+from ckptdiag.advice.cause import HANDLES, HISTORY_PINNED, STUCK
+from ckptdiag.report.document import Report, to_document
+from ckptdiag.workflows.report import diagnose_window
+
+GB = 2**30
+CACHE, TXN, DH = "cache", "transaction", "data-handle"
+PINNED_TS = (TXN, "transaction range of timestamps currently pinned")
+PINNED_IDS = (TXN, "transaction range of IDs currently pinned")
+HANDLES_OPEN = (DH, "connection data handles currently active")
+LOOKASIDE = (CACHE, "cache overflow table on-disk size")  # 3.6-4.2
+HISTORY_STORE = (CACHE, "history store table on-disk size")  # 4.4+
+CHECKPOINTS = tuple((30.0 + 60 * k, 33.0 + 60 * k) for k in range(10))
+
+
+def _ts(seconds: float) -> float:
+    return seconds * 2**32  # a timestamp range: seconds in the high 32 bits
+
+
+def _report(
+    tmp_path: Path,
+    version: str,
+    gauges: dict[tuple[str, str], tuple[float, float]],
+    checkpoints: tuple[tuple[float, float], ...] = CHECKPOINTS,
+    seconds: float = 620.0,
+    phases: list[dict[tuple[str, str], float]] | None = None,
+) -> Report:
+    server = SimServer(
+        checkpoints=checkpoints,
+        stall_ops=40.0,
+        stall_latency_ms=80.0,
+        version=version,
+        gauges=gauges,
+        phases=phases or (),
+    )
+    path = tmp_path / "metrics.2026-11-27T00-00-00Z-00000"
+    write_ftdc(path, server, list(np.arange(0.0, seconds, 1.0)))
+    return diagnose_window((path,))
+
+
+def _causes(report: Report) -> dict[str, tuple[str, ...]]:
+    assert report.advice is not None
+    return {c.kind: c.evidence for c in report.advice.causes}
+
+
+def _check(report: Report, id_: str) -> str:
+    assert report.advice is not None
+    return next(r.predicted_text for r in report.advice.recommendations if r.id == id_)
+
+
+def test_a_42_server_whose_lookaside_grows_behind_a_pinned_reader_gets_the_history_cause(tmp_path: Path) -> None:
+    report = _report(tmp_path, "4.2.8", {LOOKASIDE: (1 * GB, 4 * GB), PINNED_TS: (_ts(60), _ts(3_600))})
+    pinning = report.dx.pinning
+    assert pinning is not None and pinning.hs_first_bytes == 1 * GB and pinning.hs_last_bytes == 4 * GB
+    assert pinning.pinned_s_max == pytest.approx(3_600, abs=1)
+    evidence = _causes(report)[HISTORY_PINNED]
+    assert evidence[0].startswith("history was pinned up to 60 min back")
+    assert "by design" not in evidence[0]  # before 5.0 nothing is kept on purpose
+    assert "grew from 1.0 GB to 4.0 GB on disk in 10 min" in evidence[1]
+    said = _check(report, "history")
+    assert "enableMajorityReadConcern: false (3.6.1 to 4.4" in said and "minSnapshotHistoryWindowInSeconds" not in said
+    assert "db.currentOp({active: true, secs_running: {$gt: 60}})" in said
+
+
+def test_a_70_server_pinned_far_past_its_snapshot_window_gets_it_with_the_50_facts(tmp_path: Path) -> None:
+    report = _report(tmp_path, "7.0.2", {HISTORY_STORE: (2 * GB, 2 * GB), PINNED_TS: (_ts(900), _ts(1_500))})
+    evidence = _causes(report)[HISTORY_PINNED]
+    assert len(evidence) == 1  # the store did not grow: pinned alone
+    assert (
+        "up to 25 min back" in evidence[0]
+        and "keeps 300 s by design (minSnapshotHistoryWindowInSeconds)" in evidence[0]
+    )
+    said = _check(report, "history")
+    assert "votes: 0" in said and "minSnapshotHistoryWindowInSeconds keeps that many seconds" in said
+    assert "enableMajorityReadConcern" not in said
+
+
+def test_an_80_server_says_what_its_checkpoints_spent_on_the_history_store(tmp_path: Path) -> None:
+    hs_file: dict[tuple[str, str], float] = {
+        (TXN, "transaction checkpoint history store file duration (usecs)"): 1_800_000
+    }
+    report = _report(
+        tmp_path,
+        "8.0.4",
+        {HISTORY_STORE: (GB, 3 * GB), PINNED_TS: (_ts(300), _ts(320))},
+        phases=[hs_file] * len(CHECKPOINTS),
+    )
+    evidence = _causes(report)[HISTORY_PINNED]
+    assert "grew from 1.0 GB to 3.0 GB" in evidence[0]  # grew; pinned only as long as by design
+    assert evidence[1] == "the typical checkpoint that hurts spent 1.8 s of 3.0 s on the history store file"
+    assert to_document(report)["checkpoints"]["episodes"][0]["phases"]["history_store_s"] == 1.8
+
+
+@pytest.mark.parametrize("version", ["4.2.8", "7.0.2", "8.0.4"])
+def test_a_server_that_keeps_only_what_it_should_gets_none_of_these_causes(tmp_path: Path, version: str) -> None:
+    store = LOOKASIDE if version.startswith("4.") else HISTORY_STORE
+    gauges = {store: (GB, 1.2 * GB), PINNED_TS: (_ts(290), _ts(310)), HANDLES_OPEN: (900, 900)}
+    report = _report(tmp_path, version, gauges)
+    assert report.dx.severity != "ok"  # its checkpoints stall: the causes are classified
+    assert not {HISTORY_PINNED, HANDLES, STUCK} & set(_causes(report))
+    ids = {r.id for r in report.advice.recommendations} if report.advice else set()
+    assert not {"history", "handles", "stuck-checkpoint"} & ids
+
+
+def test_a_standalone_server_with_no_oldest_timestamp_is_not_pinned_for_the_whole_epoch(tmp_path: Path) -> None:
+    # nothing sets the oldest timestamp on a standalone server: the range reads as the current time
+    report = _report(tmp_path, "7.0.2", {PINNED_TS: (_ts(1.7e9), _ts(1.7e9 + 620))})
+    assert report.dx.pinning is None  # not a figure: as if not recorded
+    assert HISTORY_PINNED not in _causes(report)
+
+
+def test_very_many_handles_are_a_cause_where_the_version_does_not_time_their_walk(tmp_path: Path) -> None:
+    report = _report(tmp_path, "4.2.8", {HANDLES_OPEN: (52_000, 52_400), PINNED_IDS: (10, 12)})
+    evidence = _causes(report)[HANDLES]
+    assert evidence[0].startswith("52,400 data handles open at most; this version does not time")
+    assert "connection data handles currently active" in _check(report, "handles")
+    # where it times the walk and the walk is quick, the count alone is not the cause
+    quick: dict[tuple[str, str], float] = {
+        (TXN, "transaction checkpoint most recent duration for gathering all handles (usecs)"): 2_000
+    }
+    timed = _report(tmp_path, "4.2.12", {HANDLES_OPEN: (52_000, 52_400)}, phases=[quick] * len(CHECKPOINTS))
+    assert HANDLES not in _causes(timed)
+
+
+def test_a_checkpoint_that_runs_ten_intervals_is_named_stuck(tmp_path: Path) -> None:
+    long_one = ((30.0, 33.0), (90.0, 93.0), (150.0, 750.0), (810.0, 813.0))
+    report = _report(tmp_path, "7.0.2", {}, checkpoints=long_one, seconds=900.0)
+    evidence = _causes(report)[STUCK]
+    assert evidence[0].startswith("a checkpoint ran 10 min, 10.0x the 60 s interval")
+    said = _check(report, "stuck-checkpoint")
+    assert "Checkpoint has been running for N seconds" in said
+
+
+def test_every_cause_kind_is_in_the_json_schema_and_a_report_with_the_new_ones_validates(tmp_path: Path) -> None:
+    """The schema listed six kinds while the code named nine: a script validating a report with a
+    busy CPU or slow handles would have rejected it."""
+    import json
+
+    import jsonschema
+    from conftest import REPO
+
+    from ckptdiag.advice import cause
+
+    schema = json.loads((REPO / "docs" / "report-schema.json").read_text())
+    text = json.dumps(schema)
+    kinds = {v for k, v in vars(cause).items() if k.isupper() and isinstance(v, str) and "-" in v}
+    enums = [json.loads(e + "]") for e in (part.split("]", 1)[0] for part in text.split('"kind": {"enum": ')[1:])]
+    listed = set(next(e for e in enums if "io-throttled" in e))
+    assert kinds == listed
+    report = _report(tmp_path, "4.2.8", {LOOKASIDE: (GB, 4 * GB), HANDLES_OPEN: (52_000, 52_000)})
+    doc = to_document(report)
+    assert {c["kind"] for c in doc["advice"]["causes"]} >= {HISTORY_PINNED, HANDLES}
+    jsonschema.validate(doc, schema)
