@@ -150,7 +150,9 @@ class SimServer:
                 status["wiredTiger"].setdefault(category, {})[name] = value if finished else 0
             along = (t - times[0]) / max(times[-1] - times[0], 1e-9)
             for (category, name), (at_first, at_last) in self.gauges.items():
-                status["wiredTiger"].setdefault(category, {})[name] = int(np.rint(at_first + (at_last - at_first) * along))
+                status["wiredTiger"].setdefault(category, {})[name] = int(
+                    np.rint(at_first + (at_last - at_first) * along)
+                )
             doc: dict[str, Any] = {"start": when, "serverStatus": status}
             if self.cpu_busy_pct is not None:
                 cpu_ms = 8 * 1000 * (t + 1000.0)

@@ -163,3 +163,32 @@ def test_every_cause_kind_is_in_the_json_schema_and_a_report_with_the_new_ones_v
     doc = to_document(report)
     assert {c["kind"] for c in doc["advice"]["causes"]} >= {HISTORY_PINNED, HANDLES}
     jsonschema.validate(doc, schema)
+
+
+@pytest.mark.parametrize(("grown_mb", "named"), [(300, True), (200, False)])
+def test_a_history_store_that_grows_by_a_quarter_of_a_small_cache_is_named(
+    tmp_path: Path, grown_mb: int, named: bool
+) -> None:
+    """Under 4 GB of cache, a quarter of it (here 256 MB of 1 GB) is growth enough: the lab's
+    512 MB cache fills with far less than a GB of history."""
+    mb = 2**20
+    report = _report(tmp_path, "7.0.2", {HISTORY_STORE: (100 * mb, (100 + grown_mb) * mb)})
+    assert (HISTORY_PINNED in _causes(report)) is named
+
+
+@pytest.mark.parametrize(("grown_mb", "named"), [(100, True), (10, False)])
+def test_a_reader_open_for_minutes_while_the_history_store_grows_is_named(
+    tmp_path: Path, grown_mb: int, named: bool
+) -> None:
+    """Without timestamps (a standalone server, the lab) the transaction IDs pinned say how long
+    the oldest reader has been open, in seconds of the server's own writes (~1,000 a second here):
+    120,000 IDs is two minutes. With the history store growing by 64 MB or more meanwhile, that
+    is the cause; with it flat, a long reader alone is not."""
+    mb = 2**20
+    gauges = {PINNED_IDS: (20, 120_000), HISTORY_STORE: (4096, 4096 + grown_mb * mb)}
+    report = _report(tmp_path, "7.0.2", gauges)
+    causes = _causes(report)
+    assert (HISTORY_PINNED in causes) is named
+    if named:
+        assert causes[HISTORY_PINNED][0].startswith("a transaction or snapshot stayed open about 2.")
+        assert "120,000 transaction IDs pinned at the ~" in causes[HISTORY_PINNED][0]

@@ -319,20 +319,34 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
 # history kept by design: from 5.0, minSnapshotHistoryWindowInSeconds (300 s by default, SERVER-47672)
 SNAPSHOT_WINDOW_SINCE, SNAPSHOT_WINDOW_S = (5, 0), 300.0
 PINNED_EXCESS_S = 600.0  # history pinned this much longer than the server keeps by design
-HS_GROWTH_BYTES = float(1 << 30)  # the history store growing by this much (and by half) in the window
+# the history store growing in the window by this much, or by this share of the cache where that is
+# less (a 512 MB cache fills with a quarter of a GB of history), and by half its size or more
+HS_GROWTH_BYTES, HS_GROWTH_CACHE = float(1 << 30), 0.25
+# a transaction or snapshot open this long (transactionLifetimeLimitSeconds' default: a transaction
+# older is aborted), with the history store growing this much meanwhile (and by half)
+LONG_READER_S, HS_GROWTH_WITH_READER = 60.0, float(64 << 20)
 
 
 def _history(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
-    """History pinned far back, or a history store that grows: checkpoints write it (WT-6681)."""
+    """History pinned far back, a reader that stayed open while the history store grew, or a
+    history store that grew by itself: checkpoints (and eviction) write it (WT-6681)."""
     p = dx.pinning
     if p is None:
         return None
     version = dx.settings.version
     kept = SNAPSHOT_WINDOW_S if version is not None and version >= SNAPSHOT_WINDOW_SINCE else 0.0
     pinned = p.pinned_s_max is not None and p.pinned_s_max >= kept + PINNED_EXCESS_S
+    # transaction IDs pinned, in seconds of this server's writes (a write is a transaction)
+    writes = dx.writes_s_mean
+    held_s = p.pinned_ids_max / writes if p.pinned_ids_max and writes else None
+    reader = held_s is not None and held_s >= LONG_READER_S
     first, last = p.hs_first_bytes, p.hs_last_bytes
-    grew = first is not None and last is not None and last - first >= max(HS_GROWTH_BYTES, 0.5 * first)
-    if not (pinned or grew):
+    growth = last - first if first is not None and last is not None else 0.0
+    cache = dx.settings.cache_bytes.value
+    enough = min(HS_GROWTH_BYTES, HS_GROWTH_CACHE * cache) if cache else HS_GROWTH_BYTES
+    grew = first is not None and growth >= max(enough, 0.5 * first)
+    grew_some = first is not None and growth >= max(HS_GROWTH_WITH_READER, 0.5 * first)
+    if not (pinned or grew or (reader and grew_some)):
         return None
     evidence = []
     if pinned and p.pinned_s_max is not None:
@@ -343,24 +357,30 @@ def _history(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
             f"history was pinned up to {_span(p.pinned_s_max)} back (median {_span(p.pinned_s_p50 or 0.0)})"
             f"{by_design}: every version written since is kept for the oldest reader"
         )
-    if grew and first is not None and last is not None:
+    if reader and held_s is not None and p.pinned_ids_max is not None and writes is not None:
         evidence.append(
-            f"the history store grew from {mb(first)} to {mb(last)} on disk in {_span(p.hs_span_s)}; "
-            "checkpoints write what it gains (WT-6681)"
+            f"a transaction or snapshot stayed open about {_span(held_s)}: {p.pinned_ids_max:,.0f} transaction IDs "
+            f"pinned at the ~{writes:,.0f} writes a second here"
         )
-    spent = [e.phases.history_store_s for e in hurting if e.phases is not None and e.phases.history_store_s is not None]
-    took = [
-        float(e.duration_s or 0.0) for e in hurting if e.phases is not None and e.phases.history_store_s is not None
-    ]
-    typical = median(spent) if spent else None
-    if typical:
+    if (grew or grew_some) and first is not None and last is not None:
         evidence.append(
-            f"the typical checkpoint that hurts spent {typical:.1f} s of {median(took) or 0.0:.1f} s on the "
-            "history store file"
+            f"the history store grew from {mb(first)} to {mb(last)} on disk in {_span(p.hs_span_s)}: old versions "
+            "evicted there, and checkpoints write what it gains (WT-6681)"
         )
+    evidence += _history_phase(hurting)
     return Cause(
         HISTORY_PINNED, "history is pinned: the server keeps old versions, and checkpoints write them", tuple(evidence)
     )
+
+
+def _history_phase(hurting: list[Episode]) -> list[str]:
+    """What the checkpoints that hurt spent on the history store file, where the version times it."""
+    timed = [e for e in hurting if e.phases is not None and e.phases.history_store_s is not None]
+    typical = median([e.phases.history_store_s or 0.0 for e in timed if e.phases is not None]) if timed else None
+    if typical is None or typical < 0.1:  # under a tenth of a second it explains nothing
+        return []
+    took = median([float(e.duration_s or 0.0) for e in timed]) or 0.0
+    return [f"the typical checkpoint that hurts spent {typical:.1f} s of {took:.1f} s on the history store file"]
 
 
 def _stuck(dx: Diagnosis) -> Cause | None:
@@ -383,11 +403,11 @@ def _stuck(dx: Diagnosis) -> Cause | None:
 
 
 def _span(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``3.5 h``, ``2.0 days``."""
+    """``45 s``, ``2.5 min``, ``12 min``, ``3.5 h``, ``2.0 days``."""
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
+        return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} days"
 
 

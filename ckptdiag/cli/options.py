@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ckptdiag.lab.scenarios import SCENARIOS
+
 if TYPE_CHECKING:
     from ckptdiag.workflows.report import Destination
 
@@ -355,7 +357,7 @@ def lab_options(func: F) -> F:
             "--scenario",
             default="stall",
             show_default=True,
-            help="healthy, stall, dirty-buildup, io-throttled or wt-checkpoint.",
+            help=", ".join(SCENARIOS) + ".",
         ),
         click.option(
             "--checkpoint-interval",

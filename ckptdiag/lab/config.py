@@ -60,6 +60,10 @@ class LabConfig:
     slow_disk: str = "model"
     preload_docs: int = 0  # documents loaded before the run: an established collection to write into
     io_capacity_mb: int = 0  # >0: io_capacity=(total=N MB), WiredTiger's own write throttle (4.2+)
+    updates: bool = False  # writes update the preloaded documents (each leaves an old version) instead of inserting
+    # >0: from this second of the run a reader holds one snapshot open to the end (a long-running
+    # transaction or cursor): every version written since is kept for it, in the cache and the history store
+    snapshot_after_s: float = 0.0
 
     def engine_config(self) -> str:
         """The eviction part of the WiredTiger configuration (what configString would carry)."""

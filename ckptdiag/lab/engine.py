@@ -37,6 +37,7 @@ from ckptdiag.lab.config import (
     estimated_bytes,
     import_wiredtiger,
 )
+from ckptdiag.lab.reader import hold_snapshot
 from ckptdiag.lab.slices import short_slices
 
 # mongod's opLatencies histogram lower bounds (micros): powers of two to 1024, then 2, 3, 4, 6 ... steps
@@ -117,6 +118,7 @@ class LabEngine:
         self._key_lock = threading.Lock()
         self.errors: list[str] = []
         self._old_switch = sys.getswitchinterval()
+        self._busy: list[str] = []  # threads still running when halted (see close)
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self, duration_hint_s: float = 180.0) -> LabEngine:
@@ -155,6 +157,8 @@ class LabEngine:
         else:
             self._spawn("checkpoint-poll", self._poll_loop)
         self._spawn("truth", self._truth_loop)
+        if self.config.snapshot_after_s > 0:
+            self._spawn("snapshot", hold_snapshot, self._conn, self.config.snapshot_after_s, self._stop)
         return self
 
     def _preload(self, session: Any, n: int) -> None:
@@ -183,19 +187,28 @@ class LabEngine:
         thread.start()
         self._threads.append(thread)
 
-    def close(self) -> None:
-        """Stop every thread, close the engine and remove its directory (always)."""
+    def halt(self) -> None:
+        """Stop every thread (the workload's included): the ground truth is final from here on."""
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=30)
+        self._busy = [t.name for t in self._threads if t.is_alive()]
         self._threads.clear()
         sys.setswitchinterval(self._old_switch)
         if self._restore_slices is not None:
             self._restore_slices()
             self._restore_slices = None
+
+    def close(self) -> None:
+        """Stop every thread, close the engine and remove its directory (always)."""
+        self.halt()
         if self._conn is not None:
             try:
-                self._conn.close()
+                # a thread still in the engine (a long checkpoint) would make close abort the process
+                if not self._busy:
+                    self._conn.close()
+                else:
+                    self.errors.append(f"closed with {', '.join(self._busy)} still running: the engine was left open")
             finally:
                 self._conn = None
         if self.home is not None:
@@ -249,7 +262,9 @@ class LabEngine:
             next_at += interval
             if batch_keys == 0:
                 key, batch_keys = self._keys(1000), 1000
-            if self.config.preload_docs:
+            if self.config.updates and self.config.preload_docs:
+                key = rng.randrange(self.config.preload_docs) * (2**62 // self.config.preload_docs)  # one of them
+            elif self.config.preload_docs:
                 key = rng.getrandbits(62)  # anywhere in the established collection
             offset = rng.randrange(span)
             value = pool[offset : offset + size]

@@ -82,7 +82,16 @@ SERVE_FLAGS = {
 }
 # the scenario's own shape, not settings: fixed by the scenario's name
 SCENARIO_ONLY = frozenset(
-    {"checkpoint_mode", "journal_commit_ms", "threads", "value_bytes", "journaled", "preload_docs"}
+    {
+        "checkpoint_mode",
+        "journal_commit_ms",
+        "threads",
+        "value_bytes",
+        "journaled",
+        "preload_docs",
+        "updates",
+        "snapshot_after_s",
+    }
 )
 
 

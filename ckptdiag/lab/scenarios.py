@@ -71,6 +71,26 @@ SCENARIOS: dict[str, Scenario] = {
             150,
         ),
         Scenario(
+            "pinned-history",
+            "a reader holds one snapshot open from 20 s on (a long-running transaction) while 3 clients update "
+            "20,000 established documents of ~1 KB, 1,500 a second, each write waiting for the journal (j:true): "
+            "every old version is kept for the reader, so the history store grows and each checkpoint writes "
+            "it; mongod defaults, 512 MB cache, 60 s checkpoints, a disk that writes 48 MB/s",
+            LabConfig(
+                cache_mb=512,
+                checkpoint_s=60,
+                write_rate=1500,
+                threads=3,
+                value_bytes=1024,
+                journaled=True,
+                preload_docs=20_000,
+                updates=True,
+                snapshot_after_s=20,
+                disk_mb_s=48,
+            ),
+            150,
+        ),
+        Scenario(
             "wt-checkpoint",
             "MongoDB 3.4 style: WiredTiger's own checkpoint=(wait=30) instead of mongod's checkpoint thread",
             LabConfig(cache_mb=2048, checkpoint_s=30, checkpoint_mode="wiredtiger", write_rate=12000),

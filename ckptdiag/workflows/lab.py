@@ -268,13 +268,18 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
             finally:
                 server.stop()
         finally:
-            engine.close()
-            if truth is not None and engine.start_wall:
-                import json
+            # the truth before the engine closes: closing writes a last checkpoint of everything
+            # dirty, which on a slow disk can outlast the time the parent waits for us
+            engine.halt()
+            try:
+                if truth is not None and engine.start_wall:
+                    import json
 
-                from ckptdiag.guard.outputs import write_text
+                    from ckptdiag.guard.outputs import write_text
 
-                write_text(truth, json.dumps(engine.truth()) + "\n")
+                    write_text(truth, json.dumps(engine.truth()) + "\n")
+            finally:
+                engine.close()
     warn("lab stopped; its data directory is removed")
 
 
