@@ -68,7 +68,7 @@ def test_a_42_server_whose_lookaside_grows_behind_a_pinned_reader_gets_the_histo
     evidence = _causes(report)[HISTORY_PINNED]
     assert evidence[0].startswith("history was pinned up to 60 min back")
     assert "by design" not in evidence[0]  # before 5.0 nothing is kept on purpose
-    assert "grew from 1.0 GB to 4.0 GB on disk in 10 min" in evidence[1]
+    assert "grew from 1.0 GB to 4.0 GB (on disk and in the cache) in 10 min" in evidence[1]
     said = _check(report, "history")
     assert "enableMajorityReadConcern: false (3.6.1 to 4.4" in said and "minSnapshotHistoryWindowInSeconds" not in said
     assert "db.currentOp({active: true, secs_running: {$gt: 60}})" in said

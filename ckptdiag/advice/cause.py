@@ -364,8 +364,8 @@ def _history(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
         )
     if (grew or grew_some) and first is not None and last is not None:
         evidence.append(
-            f"the history store grew from {mb(first)} to {mb(last)} on disk in {_span(p.hs_span_s)}: old versions "
-            "evicted there, and checkpoints write what it gains (WT-6681)"
+            f"the history store grew from {mb(first)} to {mb(last)} (on disk and in the cache) in "
+            f"{_span(p.hs_span_s)}: old versions moved there, which checkpoints write (WT-6681)"
         )
     evidence += _history_phase(hurting)
     return Cause(

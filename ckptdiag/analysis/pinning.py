@@ -19,6 +19,7 @@ from ckptdiag.analysis.results import Pinning
 # derived column -> the catalogue's metric (a column only where the version has it)
 PINNING = {
     "hs_disk_bytes": "cache.hs_disk_bytes",
+    "hs_cache_bytes": "cache.hs_cache_bytes",
     "pinned_ids": "txn.pinned_ids",
     "pinned_ts": "txn.pinned_ts",
     "dhandles": "dhandles.active",
@@ -45,8 +46,8 @@ class PinningTally:
     def add(self, frame: pd.DataFrame, own: slice) -> None:
         """The ``own`` rows of a derived frame."""
         t = frame["t"].to_numpy(dtype="float64")[own]
-        if "hs_disk_bytes" in frame:
-            hs = frame["hs_disk_bytes"].to_numpy(dtype="float64")[own]
+        hs = _history_bytes(frame, own)
+        if hs is not None:
             known = np.flatnonzero(np.isfinite(hs))
             if known.size:
                 first, last = int(known[0]), int(known[-1])
@@ -78,6 +79,17 @@ class PinningTally:
             pinned_ids_max=self.pinned_ids_max,
             data_handles_max=self.handles_max,
         )
+
+
+def _history_bytes(frame: pd.DataFrame, own: slice) -> np.ndarray | None:
+    """The history kept: the history store on disk and its pages in the cache (not yet written
+    there, or read back), each where the version has it (None: neither)."""
+    parts = [frame[c].to_numpy(dtype="float64")[own] for c in ("hs_disk_bytes", "hs_cache_bytes") if c in frame]
+    if not parts:
+        return None
+    stacked = np.vstack(parts)
+    known = np.isfinite(stacked).any(axis=0)
+    return np.where(known, np.nansum(stacked, axis=0), np.nan)
 
 
 def _most(so_far: float | None, values: np.ndarray) -> float | None:

@@ -204,7 +204,7 @@ class Pinning:
     """History the server kept for its readers over the window, and what held it (see
     analysis/pinning.py); None where the version or the source did not record it."""
 
-    hs_first_bytes: float | None = None  # the history store's size on disk at the window's first sample
+    hs_first_bytes: float | None = None  # history kept (the history store on disk and in the cache), first sample
     hs_last_bytes: float | None = None
     hs_max_bytes: float | None = None
     hs_span_s: float = 0.0  # between the first and the last sample with a size

@@ -47,6 +47,7 @@ while _b < 2**40:
     _HIST_BOUNDS += [_b * 2, _b * 3] if _b * 3 < 2**40 else [_b * 2]
     _b *= 2
 _HIST_BOUNDS = sorted(set(_HIST_BOUNDS))
+HALT_S = 20.0  # how long the threads get to stop (a thread blocked in the engine is left running)
 
 
 @dataclass
@@ -190,9 +191,10 @@ class LabEngine:
     def halt(self) -> None:
         """Stop every thread (the workload's included): the ground truth is final from here on."""
         self._stop.set()
+        deadline = time.monotonic() + HALT_S  # one wait for all: the parent waits no longer for the truth
         for thread in self._threads:
-            thread.join(timeout=30)
-        self._busy = [t.name for t in self._threads if t.is_alive()]
+            thread.join(timeout=max(deadline - time.monotonic(), 0.0))
+        self._busy += [t.name for t in self._threads if t.is_alive()]  # halted twice: still busy
         self._threads.clear()
         sys.setswitchinterval(self._old_switch)
         if self._restore_slices is not None:
@@ -203,14 +205,12 @@ class LabEngine:
         """Stop every thread, close the engine and remove its directory (always)."""
         self.halt()
         if self._conn is not None:
-            try:
-                # a thread still in the engine (a long checkpoint) would make close abort the process
-                if not self._busy:
-                    self._conn.close()
-                else:
-                    self.errors.append(f"closed with {', '.join(self._busy)} still running: the engine was left open")
-            finally:
-                self._conn = None
+            # a thread still in the engine (a long checkpoint) would make close abort the process
+            conn, self._conn = self._conn, None
+            if self._busy:
+                self.errors.append(f"closed with {', '.join(self._busy)} still running: the engine was left open")
+            else:
+                conn.close()
         if self.home is not None:
             shutil.rmtree(self.home, ignore_errors=True)
             self.home = None

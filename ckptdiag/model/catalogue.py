@@ -653,6 +653,14 @@ METRICS: tuple[Metric, ...] = (
         _wt("cache", "history store table on-disk size", since=V44),
     ),
     _m(
+        "cache.hs_cache_bytes",
+        Unit.BYTES,
+        G,
+        "the history store's pages in the cache (3.6-4.2: the cache overflow table's)",
+        _wt("cache", "bytes belonging to the cache overflow table in the cache", since=V36, before=V44),
+        _wt("cache", "bytes belonging to the history store table in the cache", since=V44),
+    ),
+    _m(
         "txn.pinned_ids",
         Unit.COUNT,
         G,
