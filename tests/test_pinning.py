@@ -192,3 +192,15 @@ def test_a_reader_open_for_minutes_while_the_history_store_grows_is_named(
     if named:
         assert causes[HISTORY_PINNED][0].startswith("a transaction or snapshot stayed open about 2.")
         assert "120,000 transaction IDs pinned at the ~" in causes[HISTORY_PINNED][0]
+
+
+def test_the_ids_a_running_checkpoint_pins_are_not_a_reader(tmp_path: Path) -> None:
+    """A checkpoint pins its own snapshot while it runs (and evicting during it writes history):
+    in the lab's control run without a reader, a 10 s checkpoint pinned 64,000 IDs and the history
+    store grew 61 MB. IDs pinned by the checkpoint are not a long reader's."""
+    mb = 2**20
+    by_checkpoint = (TXN, "transaction range of IDs currently pinned by a checkpoint")
+    gauges = {PINNED_IDS: (20, 120_000), by_checkpoint: (0, 119_990), HISTORY_STORE: (4096, 100 * mb)}
+    report = _report(tmp_path, "7.0.2", gauges)
+    assert report.dx.pinning is not None and report.dx.pinning.pinned_ids_max == pytest.approx(20, abs=15)
+    assert HISTORY_PINNED not in _causes(report)

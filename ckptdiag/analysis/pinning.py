@@ -21,6 +21,7 @@ PINNING = {
     "hs_disk_bytes": "cache.hs_disk_bytes",
     "hs_cache_bytes": "cache.hs_cache_bytes",
     "pinned_ids": "txn.pinned_ids",
+    "pinned_ckpt_ids": "txn.pinned_ckpt_ids",
     "pinned_ts": "txn.pinned_ts",
     "dhandles": "dhandles.active",
 }
@@ -60,7 +61,10 @@ class PinningTally:
             self.pinned_s.add(seconds)
             self.pinned_s_max = _most(self.pinned_s_max, seconds)
         if "pinned_ids" in frame:
-            self.pinned_ids_max = _most(self.pinned_ids_max, frame["pinned_ids"].to_numpy(dtype="float64")[own])
+            ids = frame["pinned_ids"].to_numpy(dtype="float64")[own]
+            if "pinned_ckpt_ids" in frame:  # a checkpoint pins its own snapshot while it runs: not a reader
+                ids = ids - np.nan_to_num(frame["pinned_ckpt_ids"].to_numpy(dtype="float64")[own])
+            self.pinned_ids_max = _most(self.pinned_ids_max, ids)
         if "dhandles" in frame:
             self.handles_max = _most(self.handles_max, frame["dhandles"].to_numpy(dtype="float64")[own])
 

@@ -210,7 +210,7 @@ class Pinning:
     hs_span_s: float = 0.0  # between the first and the last sample with a size
     pinned_s_p50: float | None = None  # how far back history was pinned (timestamps, in seconds): median
     pinned_s_max: float | None = None
-    pinned_ids_max: float | None = None  # transaction IDs pinned, at most
+    pinned_ids_max: float | None = None  # transaction IDs pinned (beyond a running checkpoint's own), at most
     data_handles_max: float | None = None  # data handles open (collections and indexes), at most
 
 

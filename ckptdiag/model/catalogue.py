@@ -668,6 +668,13 @@ METRICS: tuple[Metric, ...] = (
         _wt("transaction", "transaction range of IDs currently pinned"),
     ),
     _m(
+        "txn.pinned_ckpt_ids",
+        Unit.COUNT,
+        G,
+        "transaction IDs pinned by a running checkpoint (its own snapshot: not a reader's)",
+        _wt("transaction", "transaction range of IDs currently pinned by a checkpoint"),
+    ),
+    _m(
         "txn.pinned_ts",
         Unit.COUNT,
         G,
