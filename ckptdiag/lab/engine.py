@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ckptdiag.lab.collection import hold_snapshot, preload, update_key
 from ckptdiag.lab.config import (
     CLIENT_TIMEOUT_S,
     LAB_VERSION,
@@ -37,7 +38,6 @@ from ckptdiag.lab.config import (
     estimated_bytes,
     import_wiredtiger,
 )
-from ckptdiag.lab.reader import hold_snapshot
 from ckptdiag.lab.slices import short_slices
 
 # mongod's opLatencies histogram lower bounds (micros): powers of two to 1024, then 2, 3, 4, 6 ... steps
@@ -136,7 +136,7 @@ class LabEngine:
             session.create("table:collection", "key_format=q,value_format=u,block_compressor=")
             session.create("table:index", "key_format=u,value_format=q,block_compressor=")
             if self.config.preload_docs:
-                self._preload(session, self.config.preload_docs)
+                preload(session, self.config.preload_docs, self.config.value_bytes)
             session.close()
             self._stats_session = self._conn.open_session()
         except Exception:
@@ -161,20 +161,6 @@ class LabEngine:
         if self.config.snapshot_after_s > 0:
             self._spawn("snapshot", hold_snapshot, self._conn, self.config.snapshot_after_s, self._stop)
         return self
-
-    def _preload(self, session: Any, n: int) -> None:
-        # An established collection: documents spread over the whole key space, so that the
-        # workload's writes land on leaf pages all over the tree, as updates and random _id
-        # inserts do, and every checkpoint has to rewrite much of it. Bulk-loaded in key order.
-        pool = os.urandom(4 * 2**20)
-        size = self.config.value_bytes
-        step = 2**62 // n
-        cursor = session.open_cursor("table:collection", None, "bulk")
-        for i in range(n):
-            offset = (i * 7919) % (len(pool) - size)
-            cursor[i * step] = pool[offset : offset + size]
-        cursor.close()
-        session.checkpoint()
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         def guarded() -> None:
@@ -263,16 +249,22 @@ class LabEngine:
             if batch_keys == 0:
                 key, batch_keys = self._keys(1000), 1000
             if self.config.updates and self.config.preload_docs:
-                key = rng.randrange(self.config.preload_docs) * (2**62 // self.config.preload_docs)  # one of them
+                key = update_key(rng, self.config.preload_docs)
             elif self.config.preload_docs:
                 key = rng.getrandbits(62)  # anywhere in the established collection
             offset = rng.randrange(span)
             value = pool[offset : offset + size]
             index_key = rng.getrandbits(96).to_bytes(12, "big")
-            session.begin_transaction()
-            coll[key] = value
-            index[index_key] = key  # a random-key index scatters dirty pages like an _id index
-            session.commit_transaction(commit)
+            while True:  # as mongod retries a write conflict (two clients updating one document)
+                session.begin_transaction()
+                try:
+                    coll[key] = value
+                    index[index_key] = key  # a random-key index scatters dirty pages like an _id index
+                except self._wt.WiredTigerRollbackError:
+                    session.rollback_transaction()
+                    continue
+                session.commit_transaction(commit)
+                break
             us = (time.perf_counter_ns() - due_ns) // 1000
             key += 1
             batch_keys -= 1

@@ -73,14 +73,14 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "pinned-history",
             "a reader holds one snapshot open from 20 s on (a long-running transaction) while 3 clients update "
-            "20,000 established documents of ~1 KB, 1,500 a second, each write waiting for the journal (j:true): "
+            "20,000 established documents of ~1 KB, 1,000 a second, each write waiting for the journal (j:true): "
             "every old version is kept for the reader, so eviction moves them to the history store and each "
             "checkpoint's sync flushes them; mongod defaults, 512 MB cache, 60 s checkpoints, a disk that writes "
             "48 MB/s",
             LabConfig(
                 cache_mb=512,
                 checkpoint_s=60,
-                write_rate=1500,
+                write_rate=1000,
                 threads=3,
                 value_bytes=1024,
                 journaled=True,

@@ -15,7 +15,8 @@ STALL_P99_RATIO = 10.0
 # queue's (324 ms once), and a second with 0.5 % of the writes was "no stall" by the 10x rule.
 COLLAPSE_OPS_RATIO = 0.1
 # The workload kept its paced rate when the baseline seconds reach 90 % of it. Below that the lab
-# fell behind (other processes held the host's CPUs: lab/slices.py): its requests queue from
+# fell behind (other processes held the host's CPUs, lab/slices.py, or the disk could not serve the
+# journal waits of that pace): its requests queue from
 # second to second, the baseline's p99 is the queue's, and a checkpoint's stall cannot be told
 # from the host's load by the 10x rule above.
 PACED_RATIO = 0.9
@@ -91,9 +92,10 @@ class TruthSummary:
             return ""
         return (
             f"the lab fell behind its paced {self.paced_ops:,.0f} writes/s ({self.baseline_ops:,.0f}/s between "
-            "checkpoints): other processes kept this host's CPUs busy, so its requests queued from second to "
-            "second and its ground truth cannot tell a checkpoint's stall from the host's load; run it again "
-            "on an idle host to score ckptdiag against it"
+            "checkpoints): the host could not serve that pace (its CPUs busy with other processes, or a disk "
+            "too slow for the writes' journal waits), so its requests queued from second to second and its "
+            "ground truth cannot tell a checkpoint's stall from the host's load; run it again on an idle host "
+            "(or at a lower --write-rate) to score ckptdiag against it"
         )
 
 

@@ -155,9 +155,10 @@ class VerifyOutcome:
         if self.inconclusive:
             runs = " and ".join(name for name, late in zip(("before", "after"), self.behind, strict=True) if late)
             return (
-                f"verify: INCONCLUSIVE: the lab fell behind its paced rate ({runs}): other processes kept this "
-                "host's CPUs busy, so the figures are the host's load as much as the settings'; run it again on "
-                f"an idle host (p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; "
+                f"verify: INCONCLUSIVE: the lab fell behind its paced rate ({runs}): the host could not serve it "
+                "(its CPUs busy with other processes, or a disk too slow for the journal waits), so the figures are "
+                "the host's load as much as the settings'; run it again on an idle host "
+                f"(p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; "
                 f"mean {_pair(self.mean_writes_s, ',.0f')} writes/s)"
             )
         cause = self.causes_before[0] if self.causes_before else "no named cause"
