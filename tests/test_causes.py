@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from synth import Server, disk_busy
 
-from ckptdiag.advice.cause import DIRTY_RAISED, DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED, JOURNAL_BEHIND
 from ckptdiag.advice.changes import EngineChange
+from ckptdiag.advice.kinds import DIRTY_RAISED, DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED, JOURNAL_BEHIND
 from ckptdiag.advice.recommendation import Advice, Recommendation
 from ckptdiag.advice.rules import lowers_a_trigger, recommend, without_contradictions
 from ckptdiag.analysis.diagnosis import diagnose
@@ -348,7 +348,7 @@ def test_cpus_busy_with_other_work_are_a_cause_and_turn_settings_into_checks(
     healthy lab run beside CPU hogs got a high-confidence interval change). Not where the figures
     say the checkpoints' writes explain the stalls: the data disk saturated in each one and, at the
     same load, no stall while no checkpoint ran (the stall lab beside two CPU hogs)."""
-    from ckptdiag.advice.cause import CPU_BUSY
+    from ckptdiag.advice.kinds import CPU_BUSY
 
     frame = Server(seconds=600, pauses=pauses).frame()  # every checkpoint stalls
     rel = frame["t"].to_numpy() - frame["t"].iloc[0]
@@ -369,3 +369,23 @@ def test_cpus_busy_with_other_work_are_a_cause_and_turn_settings_into_checks(
     if busy_pct > 90 and as_settings:  # the disk leads, and the busy CPUs are still said beside it
         assert kinds[0] == DISK_SATURATED and CPU_BUSY not in kinds
         assert any("the host's CPUs were 97-97 % busy" in n for n in dx.evidence), dx.evidence
+
+
+@pytest.mark.parametrize(("own_between_mb_s", "named"), [(0.0, True), (40.0, False)])
+def test_a_disk_that_writes_far_more_than_mongod_has_another_writer(own_between_mb_s: float, named: bool) -> None:
+    """#31: the data disk writes 40 MB/s between checkpoints; where mongod's data files and journal
+    account for it (eviction's writes) there is no other writer, where they account for none of it
+    something else on the host writes there, and a check says how to find it."""
+    from ckptdiag.advice.kinds import OTHER_WRITER
+
+    frame = Server(seconds=600, base_mb_s=40.0, mb_per_s=60.0).frame()
+    between = np.concatenate(([0.0], np.diff(frame["t"].to_numpy()))).cumsum() * own_between_mb_s * 2**20
+    frame["block.bytes_written"] = frame["ckpt.bytes_written"] + np.floor(between)
+    frame["journal.bytes_written"] = np.floor(np.arange(len(frame)) * 2**20 * 0.5)  # 0.5 MB/s
+    advice = recommend(diagnose(derive(frame), ServerFacts(version="7.0.21")))
+    kinds = [c.kind for c in advice.causes]
+    assert (OTHER_WRITER in kinds) is named
+    if named:
+        (cause,) = [c for c in advice.causes if c.kind == OTHER_WRITER]
+        assert cause.evidence[0].startswith("vda wrote 4") and "came from elsewhere" in cause.evidence[0]
+        assert "pidstat -d 1" in next(r.predicted_text for r in advice.recommendations if r.id == "other-writer")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ftdc_writer import SimServer, write_ftdc
 
-from ckptdiag.advice.cause import HANDLES
+from ckptdiag.advice.kinds import HANDLES
 from ckptdiag.analysis.phases import breakdown
 from ckptdiag.report.document import Report, to_document
 from ckptdiag.report.markdown import render_markdown

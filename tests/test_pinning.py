@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from ftdc_writer import SimServer, write_ftdc
 
-from ckptdiag.advice.cause import HANDLES, HISTORY_PINNED, STUCK
+from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, STUCK
 from ckptdiag.report.document import Report, to_document
 from ckptdiag.workflows.report import diagnose_window
 
@@ -151,11 +151,11 @@ def test_every_cause_kind_is_in_the_json_schema_and_a_report_with_the_new_ones_v
     import jsonschema
     from conftest import REPO
 
-    from ckptdiag.advice import cause
+    from ckptdiag.advice import kinds
 
     schema = json.loads((REPO / "docs" / "report-schema.json").read_text())
     text = json.dumps(schema)
-    kinds = {v for k, v in vars(cause).items() if k.isupper() and isinstance(v, str) and "-" in v}
+    kinds = {v for k, v in vars(kinds).items() if k.isupper() and isinstance(v, str) and "-" in v}
     enums = [json.loads(e + "]") for e in (part.split("]", 1)[0] for part in text.split('"kind": {"enum": ')[1:])]
     listed = set(next(e for e in enums if "io-throttled" in e))
     assert kinds == listed

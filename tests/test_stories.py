@@ -251,7 +251,7 @@ def test_cpus_busy_elsewhere_are_the_cause_and_settings_become_checks(tmp_path: 
     """Every checkpoint stalls on a host whose CPUs other processes kept 97 % busy (FTDC's
     systemMetrics): the busy CPUs lead the causes and no setting is printed, only checks; at 30 %
     the interval setting stands."""
-    from ckptdiag.advice.cause import CPU_BUSY
+    from ckptdiag.advice.kinds import CPU_BUSY
     from ckptdiag.advice.rules import recommend
 
     checkpoints = [(30.0 + 60 * k, 33.0 + 60 * k) for k in range(9)]
@@ -268,7 +268,7 @@ def test_dirty_over_the_trigger_without_application_eviction_is_never_called_evi
     """Dirty data at 21 % (over the 20 % trigger) the whole window, every checkpoint stalls, but
     application threads evicted nothing and waited for nothing: the finding says so in those words,
     and no cause claims eviction cannot keep up (the cited evidence would contradict it)."""
-    from ckptdiag.advice.cause import EVICTION_BEHIND
+    from ckptdiag.advice.kinds import EVICTION_BEHIND
     from ckptdiag.advice.rules import recommend
 
     checkpoints = [(30.0 + 60 * k, 33.0 + 60 * k) for k in range(9)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ckptdiag.advice.cause import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
+from ckptdiag.advice.kinds import DISK_SATURATED, EVICTION_BEHIND, IO_THROTTLED
 from ckptdiag.advice.model import checkpoint_shape, cuts_enough, finished, flush_at_target, median
 from ckptdiag.advice.proof import as_check
 from ckptdiag.advice.recommendation import Recommendation

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ckptdiag.advice.cause import IO_THROTTLED
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
+from ckptdiag.advice.kinds import IO_THROTTLED
 from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb

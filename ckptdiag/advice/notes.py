@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ckptdiag.advice.cause import HANDLES, HISTORY_PINNED, SNAPSHOT_WINDOW_SINCE, STUCK, Cause, journal_evidence
+from ckptdiag.advice.cause import journal_evidence
+from ckptdiag.advice.cause_gauges import SNAPSHOT_WINDOW_SINCE
 from ckptdiag.advice.changes import ParameterChange
+from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, OTHER_WRITER, STUCK, Cause
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.verdict import hurts
@@ -159,10 +161,33 @@ def _stuck(causes: Sequence[Cause]) -> Recommendation | None:
     )
 
 
+def _other_writer(causes: Sequence[Cause]) -> Recommendation | None:
+    cause = next((c for c in causes if c.kind == OTHER_WRITER), None)
+    if cause is None:
+        return None
+    return _note(
+        "other-writer",
+        "the data disk's other writers",
+        "Find what else writes to the data disk",
+        cause.evidence,
+        "on the host: pidstat -d 1 (sysstat) or iotop -o lists the processes writing; backups, log "
+        "shipping, another mongod or the OS on the same disk take the bandwidth each checkpoint needs: "
+        "move them, or move dbPath to a disk of its own",
+        why="from the disk's counters against mongod's own write counters",
+    )
+
+
 def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
     """The checks this run's figures, and the ``causes`` classified from them, point to."""
     hurting = [e for e in dx.episodes if hurts(e)]
-    checks = (_handles(causes), _history(dx, causes), _stuck(causes), _disk(dx), _filesystem(dx, len(hurting)))
+    checks = (
+        _handles(causes),
+        _history(dx, causes),
+        _stuck(causes),
+        _other_writer(causes),
+        _disk(dx),
+        _filesystem(dx, len(hurting)),
+    )
     out = [n for n in checks if n is not None]
     commit = dx.settings.commit_ms.value
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ckptdiag.advice.cause import Cause
 from ckptdiag.advice.changes import Change
 from ckptdiag.advice.commands import Commands
+from ckptdiag.advice.kinds import Cause
 from ckptdiag.model.engine_config import EngineSettings
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ckptdiag.advice.cause import CPU_BUSY, Cause, classify
+from ckptdiag.advice.cause import classify
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.commands import combined, commands
 from ckptdiag.advice.dirty import cache_size_rule, dirty_rule
@@ -24,6 +24,7 @@ from ckptdiag.advice.eviction import (
     updates_trigger_rule,
 )
 from ckptdiag.advice.interval import interval_rule
+from ckptdiag.advice.kinds import CPU_BUSY, Cause
 from ckptdiag.advice.model import checkpoint_shape
 from ckptdiag.advice.notes import notes
 from ckptdiag.advice.proof import proven

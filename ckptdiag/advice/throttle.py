@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ckptdiag.advice.cause import IO_THROTTLED
 from ckptdiag.advice.changes import EngineChange
+from ckptdiag.advice.kinds import IO_THROTTLED
 from ckptdiag.advice.model import CheckpointShape, checkpoint_shape
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb

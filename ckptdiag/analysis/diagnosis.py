@@ -91,6 +91,11 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
         disk_peak_mb_s=w.peak.result(),
         journal_syncs_s=w.journal_syncs.median() if w.journal_seen else None,
         other_writes_b_s=float(w.other_writes[0] / w.other_writes[1]) if w.other_writes[1] > 0 else None,
+        disk_writes_b_s=(
+            (float(w.own_writes[0] / w.own_writes[2]), float(w.own_writes[1] / w.own_writes[2]))
+            if w.own_writes[2] > 0
+            else None
+        ),
     )
 
 

@@ -262,6 +262,8 @@ class Diagnosis:
     journal_syncs_s: float | None = None  # journal syncs a second, median over the window
     # bytes a second written to the data files besides the checkpoints' own (eviction's), over the window
     other_writes_b_s: float | None = None
+    # (the data disk's, mongod's own data files' and journal's) bytes written a second, over the window
+    disk_writes_b_s: tuple[float, float] | None = None
     spacings: tuple[tuple[float, float], ...] = ()  # (spacing s, share of the time), shortest first
     history: History | None = None  # by day (by hour under two days), with the trends; None: too short
     pinning: Pinning | None = None  # history kept and what held it, data handles open

@@ -78,6 +78,7 @@ _READS = frozenset(
         "ckpt.total_ms",
         "ckpt.bytes_written",
         "block.bytes_written",
+        "journal.bytes_written",
         *(metric for metric, _, _ in PHASES.values()),
         *PINNING.values(),
         "ckpt.count",
@@ -263,9 +264,9 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
     server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
     CPUs, all processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of checkpoints finished in
-    the interval), ``ckpt_recent_ms``, ``ckpt_bytes``, ``block_bytes`` (every data-file write); ``app_evict``
-    (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``, ``wtickets_total``,
-    ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
+    the interval), ``ckpt_recent_ms``, ``ckpt_bytes``, ``block_bytes`` (every data-file write),
+    ``journal_bytes``; ``app_evict`` (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``,
+    ``wtickets_total``, ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
     ``disk.<dev>.<figure>`` for :data:`DISK_FIGURES` (iostat's formulas); ``secondary`` (1 on a
     replica-set member that is not primary), ``apply_ops_s``, ``apply_batch_ms``, ``repl_buffer``,
     ``repl_lag_s`` (the primary's optime less this member's), ``wc_wait_ms`` (a primary's mean
@@ -298,6 +299,7 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
         ("ckpt_total_ms", "ckpt.total_ms"),
         ("ckpt_bytes", "ckpt.bytes_written"),
         ("block_bytes", "block.bytes_written"),  # all the data files' writes: checkpoints' and eviction's
+        ("journal_bytes", "journal.bytes_written"),
     ):
         out[name] = event_counter(frame, column, restarts)
     starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"

@@ -116,6 +116,7 @@ class WindowDiagnoser:
         self.journal_seen = False
         self.weighted = np.zeros((2, 2))  # (ops, writes) x (rate x dt, dt), where each is known
         self.other_writes = np.zeros(2)  # (data-file bytes written besides checkpoints' own, over seconds)
+        self.own_writes = np.zeros(3)  # (the data disk's bytes written, mongod's data files' and journal's, seconds)
         self.secondary = np.zeros(2)  # samples as a secondary, samples with a role
         self.peak = _Peak()
         self.overdue: OverdueTracker | None = None
@@ -266,6 +267,7 @@ class WindowDiagnoser:
             role = frame["secondary"].to_numpy(dtype="float64")[own]
             known = role[np.isfinite(role)]
             self.secondary += (float(known.sum()), float(known.size))
+        self.own_writes += _own_writes(frame, self.disk, own)
         self.timeline.add(frame, self.disk, own)
         self.pinning.add(frame, own)
         for dev, written in disk_writes(frame, own).items():
@@ -313,6 +315,22 @@ class _Marks:
         flag = part["ckpt_running"].to_numpy(dtype="float64")
         counted = not (np.isnan(starts).all() and np.isnan(flag).all())
         return cls(t, t[(flag == 0) & np.isfinite(starts)], counted)
+
+
+def _own_writes(frame: pd.DataFrame, disk: str | None, own: slice) -> np.ndarray:
+    """The data disk's bytes written, mongod's own (data files and journal) and the seconds, over
+    the ``own`` rows where all are known: a disk that writes far more than mongod has another writer."""
+    column = f"disk.{disk}.wmb_s"
+    if disk is None or column not in frame or "block_bytes" not in frame or "journal_bytes" not in frame:
+        return np.zeros(3)
+    dt = frame["dt"].to_numpy(dtype="float64")[own]
+    disk_b = frame[column].to_numpy(dtype="float64")[own] * dt * MIB
+    mongod = frame["block_bytes"].to_numpy(dtype="float64")[own] + frame["journal_bytes"].to_numpy(dtype="float64")[own]
+    ok = np.isfinite(disk_b) & np.isfinite(mongod) & np.isfinite(dt)
+    return np.array([float(np.sum(disk_b[ok])), float(np.sum(mongod[ok])), float(np.sum(dt[ok]))])
+
+
+MIB = float(1 << 20)  # iostat's MB (as -m counts them)
 
 
 def disk_writes(d: pd.DataFrame, rows: slice = slice(None)) -> dict[str, float]:
