@@ -96,22 +96,6 @@ def _journal_commit(dx: Diagnosis) -> Recommendation:
     )
 
 
-def _handles(causes: Sequence[Cause]) -> Recommendation | None:
-    cause = next((c for c in causes if c.kind == HANDLES), None)
-    if cause is None:
-        return None
-    return _note(
-        "handles",
-        "collections and indexes",
-        "Count the collections and indexes each checkpoint walks",
-        cause.evidence,
-        "in mongosh, the data handles open now: "
-        'db.serverStatus().wiredTiger["data-handle"]["connection data handles currently active"]; '
-        "every collection and index is one: dropping unused ones (and unused indexes) shortens every checkpoint's walk",
-        why="from the server's own timing of its checkpoints' phases",
-    )
-
-
 def _history(dx: Diagnosis, causes: Sequence[Cause]) -> Recommendation | None:
     cause = next((c for c in causes if c.kind == HISTORY_PINNED), None)
     if cause is None:
@@ -145,50 +129,54 @@ def _history(dx: Diagnosis, causes: Sequence[Cause]) -> Recommendation | None:
     )
 
 
-def _stuck(causes: Sequence[Cause]) -> Recommendation | None:
-    cause = next((c for c in causes if c.kind == STUCK), None)
-    if cause is None:
-        return None
-    return _note(
+# the check a cause calls for, where it is the same whatever the version: (id, what it is about,
+# title, what to do, where its figures come from)
+_CAUSE_CHECKS = {
+    HANDLES: (
+        "handles",
+        "collections and indexes",
+        "Count the collections and indexes each checkpoint walks",
+        "in mongosh, the data handles open now: "
+        'db.serverStatus().wiredTiger["data-handle"]["connection data handles currently active"]; every '
+        "collection and index is one: dropping unused ones (and unused indexes) shortens every checkpoint's walk",
+        "from the server's own counters of its data handles and its checkpoints' phases",
+    ),
+    STUCK: (
         "stuck-checkpoint",
         "the long checkpoint",
         "See what the long checkpoint was doing",
-        cause.evidence,
         'mongod\'s log: from 4.4 WiredTiger writes "Checkpoint has been running for N seconds" while one runs '
         "long (give the log to `ckptdiag report` beside the FTDC); db.currentOp() for operations holding "
         "locks; a checkpoint that never ends is a bug to report with the version and that log",
-        why="from the server's checkpoint counters",
-    )
-
-
-def _other_writer(causes: Sequence[Cause]) -> Recommendation | None:
-    cause = next((c for c in causes if c.kind == OTHER_WRITER), None)
-    if cause is None:
-        return None
-    return _note(
+        "from the server's checkpoint counters",
+    ),
+    OTHER_WRITER: (
         "other-writer",
         "the data disk's other writers",
         "Find what else writes to the data disk",
-        cause.evidence,
         "on the host: pidstat -d 1 (sysstat) or iotop -o lists the processes writing; backups, log "
         "shipping, another mongod or the OS on the same disk take the bandwidth each checkpoint needs: "
         "move them, or move dbPath to a disk of its own",
-        why="from the disk's counters against mongod's own write counters",
-    )
+        "from the disk's counters against mongod's own write counters",
+    ),
+}
+
+
+def _cause_checks(causes: Sequence[Cause]) -> list[Recommendation]:
+    """The check each cause of :data:`_CAUSE_CHECKS` calls for, with its evidence."""
+    out = []
+    for c in causes:
+        if c.kind in _CAUSE_CHECKS:
+            id_, setting, title, text, why = _CAUSE_CHECKS[c.kind]
+            out.append(_note(id_, setting, title, c.evidence, text, why=why))
+    return out
 
 
 def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
     """The checks this run's figures, and the ``causes`` classified from them, point to."""
     hurting = [e for e in dx.episodes if hurts(e)]
-    checks = (
-        _handles(causes),
-        _history(dx, causes),
-        _stuck(causes),
-        _other_writer(causes),
-        _disk(dx),
-        _filesystem(dx, len(hurting)),
-    )
-    out = [n for n in checks if n is not None]
+    checks = (_history(dx, causes), _disk(dx), _filesystem(dx, len(hurting)))
+    out = [*_cause_checks(causes), *(n for n in checks if n is not None)]
     commit = dx.settings.commit_ms.value
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
         out.append(_journal_commit(dx))

@@ -8,6 +8,7 @@ import numpy as np
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.results import EvictionSummary
+from ckptdiag.analysis.stats import max_so_far
 from ckptdiag.model import catalogue
 from ckptdiag.model.engine_config import EvictionSettings
 
@@ -50,8 +51,8 @@ class EvictionTally:
         eviction state)."""
         dirty = cols.dirty_pct[own]
         self.dirty.add(dirty)
-        self.dirty_max = _fmax(self.dirty_max, dirty)
-        self.used_max = _fmax(self.used_max, cols.used_pct[own])
+        self.dirty_max = max_so_far(self.dirty_max, dirty)
+        self.used_max = max_so_far(self.used_max, cols.used_pct[own])
         self.at_levels += at_levels[own].sum(axis=0)
         self.app_evicted += float(np.nansum(cols.app_evict[own]))
         self.app_wait_ms += float(np.nansum(cols.app_wait_ms[own]))
@@ -77,11 +78,3 @@ class EvictionTally:
             app_wait_s=self.app_wait_ms / 1000,
             state_samples=tuple(self.flags.items()),
         )
-
-
-def _fmax(known: float | None, values: np.ndarray) -> float | None:
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return known
-    peak = float(finite.max())
-    return peak if known is None else max(known, peak)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.results import Pinning
+from ckptdiag.analysis.stats import max_so_far
 
 # derived column -> the catalogue's metric (a column only where the version has it)
 PINNING = {
@@ -54,19 +55,19 @@ class PinningTally:
                 first, last = int(known[0]), int(known[-1])
                 self.hs_first = self.hs_first or (float(t[first]), float(hs[first]))
                 self.hs_last = (float(t[last]), float(hs[last]))
-                self.hs_max = _most(self.hs_max, hs)
+                self.hs_max = max_so_far(self.hs_max, hs)
         if "pinned_ts" in frame:
             seconds = frame["pinned_ts"].to_numpy(dtype="float64")[own] / TS_SECONDS
             seconds = np.where(seconds <= MAX_PINNED_S, seconds, np.nan)
             self.pinned_s.add(seconds)
-            self.pinned_s_max = _most(self.pinned_s_max, seconds)
+            self.pinned_s_max = max_so_far(self.pinned_s_max, seconds)
         if "pinned_ids" in frame:
             ids = frame["pinned_ids"].to_numpy(dtype="float64")[own]
             if "pinned_ckpt_ids" in frame:  # a checkpoint pins its own snapshot while it runs: not a reader
                 ids = ids - np.nan_to_num(frame["pinned_ckpt_ids"].to_numpy(dtype="float64")[own])
-            self.pinned_ids_max = _most(self.pinned_ids_max, ids)
+            self.pinned_ids_max = max_so_far(self.pinned_ids_max, ids)
         if "dhandles" in frame:
-            self.handles_max = _most(self.handles_max, frame["dhandles"].to_numpy(dtype="float64")[own])
+            self.handles_max = max_so_far(self.handles_max, frame["dhandles"].to_numpy(dtype="float64")[own])
 
     def result(self) -> Pinning | None:
         """What the window showed (None: the server recorded none of it)."""
@@ -94,11 +95,3 @@ def _history_bytes(frame: pd.DataFrame, own: slice) -> np.ndarray | None:
     stacked = np.vstack(parts)
     known = np.isfinite(stacked).any(axis=0)
     return np.where(known, np.nansum(stacked, axis=0), np.nan)
-
-
-def _most(so_far: float | None, values: np.ndarray) -> float | None:
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return so_far
-    top = float(finite.max())
-    return top if so_far is None else max(so_far, top)

@@ -56,6 +56,16 @@ def nanmax(values: np.ndarray) -> float | None:
     return float(finite.max()) if finite.size else None
 
 
+def max_so_far(known: float | None, values: np.ndarray) -> float | None:
+    """The larger of ``known`` and the finite ``values``' highest (``known`` when none is finite):
+    a maximum kept as a window streams."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return known
+    peak = float(finite.max())
+    return peak if known is None else max(known, peak)
+
+
 def nanmin(values: np.ndarray) -> float | None:
     """The smallest finite value, or None."""
     finite = values[np.isfinite(values)]
