@@ -71,7 +71,7 @@ def test_a_42_server_whose_lookaside_grows_behind_a_pinned_reader_gets_the_histo
     assert "grew from 1.0 GB to 4.0 GB (on disk and in the cache) in 10 min" in evidence[1]
     said = _check(report, "history")
     assert "enableMajorityReadConcern: false (3.6.1 to 4.4" in said and "minSnapshotHistoryWindowInSeconds" not in said
-    assert "db.currentOp({active: true, secs_running: {$gt: 60}})" in said
+    assert "{$currentOp: {allUsers: true, idleSessions: true}}" in said and "transaction.timeOpenMicros" in said
 
 
 def test_a_70_server_pinned_far_past_its_snapshot_window_gets_it_with_the_50_facts(tmp_path: Path) -> None:

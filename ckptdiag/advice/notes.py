@@ -103,9 +103,11 @@ def _history(dx: Diagnosis, causes: Sequence[Cause]) -> Recommendation | None:
     version = dx.settings.version
     since_50 = version is None or version >= SNAPSHOT_WINDOW_SINCE
     steps = [
-        "the oldest reader: db.currentOp({active: true, secs_running: {$gt: 60}}) lists long operations and open "
-        "transactions (from 4.0 a transaction older than transactionLifetimeLimitSeconds, 60 s by default, is "
-        "aborted: db.adminCommand({getParameter: 1, transactionLifetimeLimitSeconds: 1}))",
+        "the oldest reader: db.getSiblingDB('admin').aggregate([{$currentOp: {allUsers: true, idleSessions: true}}, "
+        "{$match: {$or: [{secs_running: {$gt: 60}}, {'transaction.timeOpenMicros': {$gt: 60000000}}]}}]) lists "
+        "operations running over a minute and transactions open over a minute, idle ones too (from 4.0 a "
+        "transaction older than transactionLifetimeLimitSeconds, 60 s by default, is aborted: "
+        "db.adminCommand({getParameter: 1, transactionLifetimeLimitSeconds: 1}))",
         "rs.status(): a member down or far behind holds the majority commit point back; for a "
         "primary-secondary-arbiter set with its secondary down, MongoDB's documentation says "
         + (
