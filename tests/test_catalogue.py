@@ -62,6 +62,8 @@ def test_version_specific_absences() -> None:
         "ckpt.sync_us",
         "cache.updates_bytes",
         "cache.hs_bytes",
+        "cache.hs_disk_bytes",  # 4.2+ (the cache overflow table's), 4.4+ the history store's
+        "txn.pinned_ts",  # timestamps: 3.6+
         "cache.timed_out_ops",
         "capacity.ckpt_wait_us",  # WiredTiger's capacity statistics: 4.2+
         "capacity.total_wait_us",

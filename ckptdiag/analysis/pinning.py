@@ -20,7 +20,7 @@ from ckptdiag.analysis.stats import max_so_far
 # derived column -> the catalogue's metric (a column only where the version has it)
 PINNING = {
     "hs_disk_bytes": "cache.hs_disk_bytes",
-    "hs_cache_bytes": "cache.hs_cache_bytes",
+    "hs_cache_bytes": "cache.hs_bytes",
     "pinned_ids": "txn.pinned_ids",
     "pinned_ckpt_ids": "txn.pinned_ckpt_ids",
     "pinned_ts": "txn.pinned_ts",

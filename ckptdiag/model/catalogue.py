@@ -648,17 +648,10 @@ METRICS: tuple[Metric, ...] = (
         "cache.hs_disk_bytes",
         Unit.BYTES,
         G,
-        'the history store\'s size on disk (3.6-4.2: the cache overflow, "lookaside", table)',
-        _wt("cache", "cache overflow table on-disk size", since=V36, before=V44),
+        "the history store's size on disk (4.2: the cache overflow table's; some late 3.6 patches have it too)",
+        # not in the real 3.6.2-3.6.5 and 4.0.x documents: a 4.2 statistic, read wherever a server has it
+        _wt("cache", "cache overflow table on-disk size", since=V42, before=V44),
         _wt("cache", "history store table on-disk size", since=V44),
-    ),
-    _m(
-        "cache.hs_cache_bytes",
-        Unit.BYTES,
-        G,
-        "the history store's pages in the cache (3.6-4.2: the cache overflow table's)",
-        _wt("cache", "bytes belonging to the cache overflow table in the cache", since=V36, before=V44),
-        _wt("cache", "bytes belonging to the history store table in the cache", since=V44),
     ),
     _m(
         "txn.pinned_ids",
