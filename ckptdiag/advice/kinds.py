@@ -17,7 +17,6 @@ SCRUB = "checkpoint-scrub"  # waiting for dirty data to fall before it begins
 PREPARE = "checkpoint-prepare"  # its prepare (the schema lock), beyond gathering the handles
 HISTORY_PINNED = "history-pinned"  # old versions kept for a reader, written by checkpoints (WT-6681)
 STUCK = "checkpoint-stuck"  # one checkpoint ran several intervals
-
 OTHER_WRITER = "disk-shared"  # another process writes to the data disk
 
 

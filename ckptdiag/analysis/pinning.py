@@ -33,13 +33,12 @@ MAX_PINNED_S = 365 * 86_400.0
 
 
 class PinningTally:
-    """The window's history store size (first, last, largest), how far back history was pinned
+    """The window's history store size (first and last), how far back history was pinned
     (median and most) and the most data handles open, fed a block's own rows at a time."""
 
     def __init__(self) -> None:
         self.hs_first: tuple[float, float] | None = None  # (time, bytes)
         self.hs_last: tuple[float, float] | None = None
-        self.hs_max: float | None = None
         self.pinned_s = Distribution()
         self.pinned_s_max: float | None = None
         self.pinned_ids_max: float | None = None
@@ -55,7 +54,6 @@ class PinningTally:
                 first, last = int(known[0]), int(known[-1])
                 self.hs_first = self.hs_first or (float(t[first]), float(hs[first]))
                 self.hs_last = (float(t[last]), float(hs[last]))
-                self.hs_max = max_so_far(self.hs_max, hs)
         if "pinned_ts" in frame:
             seconds = frame["pinned_ts"].to_numpy(dtype="float64")[own] / TS_SECONDS
             seconds = np.where(seconds <= MAX_PINNED_S, seconds, np.nan)
@@ -77,7 +75,6 @@ class PinningTally:
         return Pinning(
             hs_first_bytes=first[1] if first else None,
             hs_last_bytes=last[1] if last else None,
-            hs_max_bytes=self.hs_max,
             hs_span_s=(last[0] - first[0]) if first and last else 0.0,
             pinned_s_p50=self.pinned_s.median(),
             pinned_s_max=self.pinned_s_max,

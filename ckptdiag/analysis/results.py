@@ -206,7 +206,6 @@ class Pinning:
 
     hs_first_bytes: float | None = None  # history kept (the history store on disk and in the cache), first sample
     hs_last_bytes: float | None = None
-    hs_max_bytes: float | None = None
     hs_span_s: float = 0.0  # between the first and the last sample with a size
     pinned_s_p50: float | None = None  # how far back history was pinned (timestamps, in seconds): median
     pinned_s_max: float | None = None

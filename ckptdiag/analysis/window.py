@@ -255,11 +255,15 @@ class WindowDiagnoser:
         if "journal_syncs_s" in frame:
             self.journal_seen = True
             self.journal_syncs.add(frame["journal_syncs_s"].to_numpy(dtype="float64")[own])
-        if "block_bytes" in frame and "ckpt_bytes" in frame:
+        if "block_bytes" in frame:  # every data-file write: the checkpoints' and eviction's
             block = frame["block_bytes"].to_numpy(dtype="float64")[own]
-            ckpt = frame["ckpt_bytes"].to_numpy(dtype="float64")[own]
-            ok = np.isfinite(block) & np.isfinite(ckpt) & np.isfinite(dt)
-            self.other_writes += (float(np.sum(np.maximum(block[ok] - ckpt[ok], 0.0))), float(np.sum(dt[ok])))
+            if "ckpt_bytes" in frame:
+                ckpt = frame["ckpt_bytes"].to_numpy(dtype="float64")[own]
+                ok = np.isfinite(block) & np.isfinite(ckpt) & np.isfinite(dt)
+                self.other_writes += (float(np.sum(np.maximum(block[ok] - ckpt[ok], 0.0))), float(np.sum(dt[ok])))
+            if "journal_bytes" in frame:
+                journal = frame["journal_bytes"].to_numpy(dtype="float64")[own]
+                self.own_writes += _own_writes(cols.disk_wmb_s[own], block + journal, dt)
         for j, rate in enumerate((cols.ops_s[own], cols.writes_s[own])):
             ok = np.isfinite(rate) & np.isfinite(dt) & (dt > 0)
             self.weighted[j] += (float(np.sum(rate[ok] * dt[ok])), float(np.sum(dt[ok])))
@@ -267,7 +271,6 @@ class WindowDiagnoser:
             role = frame["secondary"].to_numpy(dtype="float64")[own]
             known = role[np.isfinite(role)]
             self.secondary += (float(known.sum()), float(known.size))
-        self.own_writes += _own_writes(frame, self.disk, own)
         self.timeline.add(frame, self.disk, own)
         self.pinning.add(frame, own)
         for dev, written in disk_writes(frame, own).items():
@@ -317,17 +320,13 @@ class _Marks:
         return cls(t, t[(flag == 0) & np.isfinite(starts)], counted)
 
 
-def _own_writes(frame: pd.DataFrame, disk: str | None, own: slice) -> np.ndarray:
-    """The data disk's bytes written, mongod's own (data files and journal) and the seconds, over
-    the ``own`` rows where all are known: a disk that writes far more than mongod has another writer."""
-    column = f"disk.{disk}.wmb_s"
-    if disk is None or column not in frame or "block_bytes" not in frame or "journal_bytes" not in frame:
-        return np.zeros(3)
-    dt = frame["dt"].to_numpy(dtype="float64")[own]
-    disk_b = frame[column].to_numpy(dtype="float64")[own] * dt * MIB
-    mongod = frame["block_bytes"].to_numpy(dtype="float64")[own] + frame["journal_bytes"].to_numpy(dtype="float64")[own]
-    ok = np.isfinite(disk_b) & np.isfinite(mongod) & np.isfinite(dt)
-    return np.array([float(np.sum(disk_b[ok])), float(np.sum(mongod[ok])), float(np.sum(dt[ok]))])
+def _own_writes(disk_mb_s: np.ndarray, mongod_b: np.ndarray, dt: np.ndarray) -> np.ndarray:
+    """The data disk's bytes written, mongod's own (data files and journal, ``mongod_b``) and the
+    seconds, over the rows where all are known: a disk that writes far more than mongod has another
+    writer (no data disk: its figures are NaN, and nothing is counted)."""
+    disk_b = disk_mb_s * dt * MIB
+    ok = np.isfinite(disk_b) & np.isfinite(mongod_b) & np.isfinite(dt)
+    return np.array([float(np.sum(disk_b[ok])), float(np.sum(mongod_b[ok])), float(np.sum(dt[ok]))])
 
 
 MIB = float(1 << 20)  # iostat's MB (as -m counts them)

@@ -16,18 +16,22 @@ def preload(session: Any, n: int, size: int) -> None:
     over the tree, as updates and random _id inserts do, and every checkpoint has to rewrite much
     of it. Bulk-loaded in key order."""
     pool = os.urandom(4 * 2**20)
-    step = 2**62 // n
     cursor = session.open_cursor("table:collection", None, "bulk")
     for i in range(n):
         offset = (i * 7919) % (len(pool) - size)
-        cursor[i * step] = pool[offset : offset + size]
+        cursor[_key(i, n)] = pool[offset : offset + size]
     cursor.close()
     session.checkpoint()
 
 
 def update_key(rng: random.Random, n: int) -> int:
     """The key of one of the ``n`` preloaded documents, at random."""
-    return rng.randrange(n) * (2**62 // n)
+    return _key(rng.randrange(n), n)
+
+
+def _key(i: int, n: int) -> int:
+    """The ``i``th of ``n`` documents' key: evenly spread over the key space."""
+    return i * (2**62 // n)
 
 
 def hold_snapshot(conn: Any, after_s: float, stop: threading.Event) -> None:

@@ -188,7 +188,8 @@ class LabEngine:
             self._restore_slices = None
 
     def close(self) -> None:
-        """Stop every thread, close the engine and remove its directory (always)."""
+        """Stop every thread, close the engine (unless a thread is still in it) and remove its
+        directory (always)."""
         self.halt()
         if self._conn is not None:
             # a thread still in the engine (a long checkpoint) would make close abort the process
