@@ -8,7 +8,7 @@ then only given its reasons, in words, and its :class:`Impact`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from ckptdiag.analysis.baseline import LocalFigures, local_figures
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.results import Baseline, Episode, Impact
+from ckptdiag.analysis.results import Baseline, Episode, Impact, Phases
 from ckptdiag.analysis.stats import ratios, sums_before, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
@@ -30,12 +30,21 @@ from ckptdiag.analysis.thresholds import (
 )
 from ckptdiag.analysis.verdict import CUT_OFF, GONE, NO_LOAD
 
+# the found episodes and the row of each one's last sample -> each one's phases (None: not timed)
+PhaseReader = Callable[[Sequence[Episode], np.ndarray], Sequence[Phases | None]]
+
 
 def assess_all(
-    found: Sequence[Episode], cols: Columns, base_rows: np.ndarray, whole: Baseline, offset: int = 0
+    found: Sequence[Episode],
+    cols: Columns,
+    base_rows: np.ndarray,
+    whole: Baseline,
+    offset: int = 0,
+    phases: PhaseReader | None = None,
 ) -> tuple[Episode, ...]:
     """Each episode with its impact, read over the samples whose interval it touches plus one
-    second (its ``rows`` are those samples, numbered from ``offset``).
+    second (its ``rows`` are those samples, numbered from ``offset``), and with ``phases`` read
+    at the last of them (built once: a long window has 70,000).
 
     Contract: throughput and latency are compared with
     :func:`~ckptdiag.analysis.baseline.local_figures`; throughput only where there was load to
@@ -64,6 +73,7 @@ def assess_all(
     cut_off = np.array([e.end is None for e in found])
     impacts = _impacts(reads, local, seen=~cut_off & (float(t[-1]) >= reads.recovered_by), cut_off=cut_off)
     first, last_row = (lo + offset).tolist(), (hi + offset).tolist()
+    timed = phases(found, hi) if phases is not None else [None] * len(found)
     return tuple(
         Episode(
             e.start,
@@ -78,6 +88,7 @@ def assess_all(
             impacts[k],
             e.start_earliest,
             e.start_latest,
+            timed[k],
         )
         for k, e in enumerate(found)
     )

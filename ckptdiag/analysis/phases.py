@@ -11,7 +11,6 @@ one's, when two ended between samples), and its phases add up to no more than th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -32,14 +31,15 @@ PHASES = {
 ROUNDING_S = 0.002  # a phase timed in whole ms (and the duration too): each may read 1 ms long
 
 
-def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -> list[Episode]:
-    """``episodes`` (rows numbered from ``offset``, the frame's row 0) with their phases where the
-    frame has them and they are each one's own; judged all at once (a long window has 70,000)."""
+def phases_of(frame: pd.DataFrame, episodes: Sequence[Episode], rows: np.ndarray) -> list[Phases | None]:
+    """Each episode's phases where the frame has them and they are its own (None otherwise),
+    read at ``rows`` (the frame's row of each one's last sample); judged all at once (a long
+    window has 70,000)."""
     present = [c for c in PHASES if c in frame]
+    out: list[Phases | None] = [None] * len(episodes)
     if not present or not episodes or "ckpt_recent_ms" not in frame:
-        return list(episodes)
+        return out
     t = frame["t"].to_numpy()
-    rows = np.array([e.rows[1] - offset for e in episodes], dtype=np.int64)
     duration = np.array([np.nan if e.end is None or e.duration_s is None else e.duration_s for e in episodes])
     inside = (rows >= 0) & (rows < t.size)
     at = np.where(inside, rows, 0)
@@ -64,9 +64,10 @@ def with_phases(frame: pd.DataFrame, episodes: Sequence[Episode], offset: int) -
             & (timed <= duration + ROUNDING_S * known)
             & ~(np.nan_to_num(handles) > np.where(np.isnan(prepare), duration, prepare) + ROUNDING_S)
         )
-    out = list(episodes)
+    fields = list(read)
+    columns = [read[f].tolist() for f in fields]
     for k in np.flatnonzero(kept).tolist():
-        out[k] = replace(out[k], phases=Phases(**{f: _value(v[k]) for f, v in read.items()}))
+        out[k] = Phases(**{f: _value(c[k]) for f, c in zip(fields, columns, strict=True)})
     return out
 
 

@@ -25,6 +25,7 @@ import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from ckptdiag.analysis.eviction import EvictionTally, levels
 from ckptdiag.analysis.evidence import EvidenceTally
 from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import OverdueTracker
-from ckptdiag.analysis.phases import with_phases
+from ckptdiag.analysis.phases import phases_of
 from ckptdiag.analysis.pinning import PinningTally
 from ckptdiag.analysis.results import Episode, OtherStall
 from ckptdiag.analysis.stalls import other_stalls
@@ -201,7 +202,7 @@ class WindowDiagnoser:
         clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
         base_rows, whole = whole_baseline(cols, clear, bool(nearby), own, self.baseline.loaded)
         self.baseline.block(cols, clear, own)
-        judged = with_phases(frame, assess_all(mine, cols, base_rows, whole, self._offset), self._offset)
+        judged = assess_all(mine, cols, base_rows, whole, self._offset, partial(phases_of, frame))
         at_levels = levels(cols, settings.eviction)
         if self.overdue is None:
             self.overdue = OverdueTracker(settings.interval.number, settings.eviction.dirty_target.number)
