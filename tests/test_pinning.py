@@ -204,3 +204,47 @@ def test_the_ids_a_running_checkpoint_pins_are_not_a_reader(tmp_path: Path) -> N
     report = _report(tmp_path, "7.0.2", gauges)
     assert report.dx.pinning is not None and report.dx.pinning.pinned_ids_max == pytest.approx(20, abs=15)
     assert HISTORY_PINNED not in _causes(report)
+
+
+def test_causes_are_ranked_by_the_share_of_the_stall_they_explain() -> None:
+    """Measured shares first, largest first; equal ones and the unmeasured (a count of handles, a
+    cache's size) keep the order given, most specific first."""
+    from ckptdiag.advice.kinds import Cause, ranked
+
+    def cause(kind: str, share: float | None) -> Cause:
+        return Cause(kind, kind, (), share, "of something" if share is not None else "")
+
+    given = [cause("a", None), cause("b", 0.3), None, cause("c", 1.0), cause("d", 0.9), cause("e", 1.0)]
+    given.append(cause("f", None))
+    assert [c.kind for c in ranked(given)] == ["c", "e", "d", "b", "a", "f"]
+    assert cause("d", 0.9).explains() == "explains ~90 % (of something)"
+    assert cause("a", None).explains() is None
+
+
+@pytest.mark.parametrize(("hs_s", "share"), [(0.6, 0.2), (2.7, 0.9)])
+def test_the_history_cause_says_how_much_of_the_checkpoints_time_it_explains(
+    tmp_path: Path, hs_s: float, share: float
+) -> None:
+    """An 8.0 server whose checkpoints of 3 s spend ``hs_s`` on the history store file: the cause
+    carries that share, ranks where it falls among the others, and the JSON gives every cause its
+    share (null where unmeasured) in one shape."""
+    from ckptdiag.report.markdown import render_markdown
+
+    hs_file = {(TXN, "transaction checkpoint history store file duration (usecs)"): round(hs_s * 1e6)}
+    report = _report(
+        tmp_path,
+        "8.0.4",
+        {HISTORY_STORE: (GB, 3 * GB), PINNED_TS: (_ts(300), _ts(320))},
+        phases=[hs_file] * len(CHECKPOINTS),
+    )
+    assert report.advice is not None
+    causes = report.advice.causes
+    history = next(c for c in causes if c.kind == HISTORY_PINNED)
+    assert history.share == pytest.approx(share)
+    assert history.share_of == "of the typical checkpoint's time that hurt: on the history store file"
+    measured = [c.share for c in causes if c.share is not None]
+    assert measured == sorted(measured, reverse=True) and all(0 <= s <= 1 for s in measured)
+    doc = to_document(report)["advice"]["causes"]
+    assert all(set(c) == {"kind", "title", "evidence", "share", "share_of"} for c in doc)
+    assert next(c for c in doc if c["kind"] == HISTORY_PINNED)["share"] == share
+    assert f"_explains ~{100 * share:.0f} % ({history.share_of})_" in render_markdown(report)

@@ -1,12 +1,19 @@
 """The cause the evidence shows, named before anything is prescribed.
 
-Each diagnosis whose checkpoints hurt is classified into the bottlenecks its figures show, most
-specific first: WiredTiger throttled by its own configuration (``io_capacity``); the data disk
-saturated during checkpoints; writes waiting for the journal behind the checkpoint's sync (only
-where the journal's syncs show that writes wait for it); eviction unable to keep up while the
-disk is not saturated; checkpoints as big as a raised dirty target lets them be; a cache larger
-than the host can spare. The summary and the advice lead with them, and the rules follow them
-(a rule that would feed a bottleneck the evidence shows is not given).
+Each diagnosis whose checkpoints hurt is classified into the bottlenecks its figures show:
+WiredTiger throttled by its own configuration (``io_capacity``); the data disk saturated during
+checkpoints; writes waiting for the journal behind the checkpoint's sync (only where the
+journal's syncs show that writes wait for it); another process writing to the data disk; a
+checkpoint stuck for intervals; history pinned for a reader; the checkpoint's own phases
+(handles, scrub, prepare); eviction unable to keep up while the disk is not saturated;
+checkpoints as big as a raised dirty target lets them be; a cache larger than the host can spare.
+
+Each carries the share of the stall its own counters explain, and they are ranked by it (those
+no counter measures after them, most specific first); the host's busy CPUs lead where named.
+The shares overlap rather than add up: a saturated disk explains every stall it is saturated in,
+and the history the checkpoints write explains part of what saturated it. The summary and the
+advice lead with the first, and the rules follow them (a rule that would feed a bottleneck the
+evidence shows is not given).
 """
 
 from __future__ import annotations
@@ -26,8 +33,16 @@ from ckptdiag.advice.kinds import (
     PREPARE,
     SCRUB,
     Cause,
+    ranked,
 )
-from ckptdiag.advice.model import KERNEL_EXPIRE_S, cuts_enough, flush_at_target, held_bytes, median
+from ckptdiag.advice.model import (
+    KERNEL_EXPIRE_S,
+    cuts_enough,
+    flush_at_target,
+    held_bytes,
+    median,
+    typical_share,
+)
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode, Phases
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
@@ -64,7 +79,14 @@ def _throttled(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
             f"checkpoints wrote at most {max(rates):.0f} MB/s; the disk has shown {dx.disk_peak_mb_s:.0f} MB/s "
             "in this window"
         )
-    return Cause(IO_THROTTLED, "WiredTiger throttles its own writes (io_capacity)", tuple(evidence))
+    share = typical_share(hurting, lambda e: None if e.impact.throttled_ms is None else e.impact.throttled_ms / 1000)
+    return Cause(
+        IO_THROTTLED,
+        "WiredTiger throttles its own writes (io_capacity)",
+        tuple(evidence),
+        share,
+        "of the typical checkpoint's time that hurt: waiting for the throttle",
+    )
 
 
 def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
@@ -82,7 +104,13 @@ def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     held = _held_by_kernel(dx, saturated)
     if held:
         evidence.append(held)
-    return Cause(DISK_SATURATED, f"the data disk ({dx.disk}) is saturated during checkpoints", tuple(evidence))
+    return Cause(
+        DISK_SATURATED,
+        f"the data disk ({dx.disk}) is saturated during checkpoints",
+        tuple(evidence),
+        len(saturated) / len(hurting),
+        "of the checkpoints that hurt: the disk saturated in them",
+    )
 
 
 HELD_SHARE = 0.25  # eviction's held writes worth naming beside a checkpoint's own bytes
@@ -138,6 +166,8 @@ def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
             journaled,
             "no application-thread eviction and no cache wait: the writes wait for I/O, not for the cache",
         ),
+        len(slow) / len(hurting),
+        "of the checkpoints that hurt: writes slowed in them, waiting for the journal",
     )
 
 
@@ -164,6 +194,8 @@ def _dirty_raised(dx: Diagnosis, hurting: list[Episode], held: bool) -> Cause | 
             f"the typical checkpoint that hurts wrote {mb(written)}; {DEFAULT_DIRTY_TARGET:g} % of this cache is "
             f"{mb(at_default)}",
         ),
+        1 - flush[1] / flush[0],
+        "of what the typical checkpoint that hurts sends to the disk: what the raised target adds",
     )
 
 
@@ -185,8 +217,13 @@ def _eviction(dx: Diagnosis, hurting: list[Episode], disk_saturated: bool) -> Ca
         evidence.append(
             f"the disk was at most {max(utils):.0f} % busy in the checkpoints that hurt: not the bottleneck"
         )
+    waited = [e for e in hurting if (e.impact.app_wait_ms or 0) > 0 or (e.impact.app_evicted_pages or 0) > 0]
     return Cause(
-        EVICTION_BEHIND, "eviction cannot keep up with the writes (the disk is not saturated)", tuple(evidence)
+        EVICTION_BEHIND,
+        "eviction cannot keep up with the writes (the disk is not saturated)",
+        tuple(evidence),
+        len(waited) / len(hurting) if hurting else None,
+        "of the checkpoints that hurt: application threads evicted or waited for the cache in them",
     )
 
 
@@ -254,6 +291,8 @@ def _phases(hurting: list[Episode]) -> list[Cause]:
                     "a checkpoint walks every table and index under the schema lock; servers with tens of "
                     "thousands of them stall on it (WT-5479)",
                 ),
+                _of(handles, duration),
+                PHASE_SHARE_OF + "gathering handles",
             )
         )
     scrub = typical(lambda p: p.scrub_s)
@@ -263,6 +302,8 @@ def _phases(hurting: list[Episode]) -> list[Cause]:
                 SCRUB,
                 "checkpoints wait for eviction to bring dirty data down before they begin (scrub)",
                 (f"the typical checkpoint that hurts spent {scrub:.1f} s of {duration:.1f} s in its scrub",),
+                _of(scrub, duration),
+                PHASE_SHARE_OF + "its scrub",
             )
         )
     prepare = typical(lambda p: None if p.prepare_s is None else p.prepare_s - (p.handles_s or 0.0))
@@ -275,9 +316,18 @@ def _phases(hurting: list[Episode]) -> list[Cause]:
                     f"the typical checkpoint that hurts spent {prepare:.1f} s of {duration:.1f} s preparing, "
                     "beyond gathering its handles",
                 ),
+                _of(prepare, duration),
+                PHASE_SHARE_OF + "preparing, beyond the handles",
             )
         )
     return out
+
+
+PHASE_SHARE_OF = "of the typical checkpoint's time that hurt: "
+
+
+def _of(seconds: float | None, duration: float) -> float | None:
+    return min(1.0, seconds / duration) if seconds is not None and duration > 0 else None
 
 
 def _large(seconds: float | None, duration: float) -> bool:
@@ -285,14 +335,17 @@ def _large(seconds: float | None, duration: float) -> bool:
 
 
 def classify(dx: Diagnosis) -> tuple[Cause, ...]:
-    """The bottlenecks this diagnosis shows, most specific first (none for a server judged ok)."""
+    """The bottlenecks this diagnosis shows, by how much of the stall each explains (see
+    :func:`~ckptdiag.advice.kinds.ranked`; none for a server judged ok)."""
     if dx.severity == "ok":
         return ()
     hurting = _hurting(dx)
     disk = _disk(dx, hurting)
     phased = _phases(hurting)
-    found = [
-        _cpu(dx, disk),
+    # the host's busy CPUs lead where named: the other causes' figures are then the host's load as
+    # much as the server's, and no share of the stall can be told apart from it
+    cpu = _cpu(dx, disk)
+    found: list[Cause | None] = [
         _throttled(dx, hurting),
         disk,
         _journal(dx, hurting),
@@ -305,4 +358,4 @@ def classify(dx: Diagnosis) -> tuple[Cause, ...]:
         _dirty_raised(dx, hurting, disk is not None),
         _cache(dx),
     ]
-    return tuple(c for c in found if c is not None)
+    return (cpu, *ranked(found)) if cpu is not None else ranked(found)

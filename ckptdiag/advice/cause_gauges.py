@@ -5,7 +5,7 @@ intervals, another process writing to the data disk."""
 from __future__ import annotations
 
 from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, OTHER_WRITER, STUCK, Cause
-from ckptdiag.advice.model import median
+from ckptdiag.advice.model import median, typical_share
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode
 
@@ -62,7 +62,11 @@ def history(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
         )
     evidence += _history_phase(hurting)
     return Cause(
-        HISTORY_PINNED, "history is pinned: the server keeps old versions, and checkpoints write them", tuple(evidence)
+        HISTORY_PINNED,
+        "history is pinned: the server keeps old versions, and checkpoints write them",
+        tuple(evidence),
+        typical_share(hurting, lambda e: None if e.phases is None else e.phases.history_store_s),
+        "of the typical checkpoint's time that hurt: on the history store file",
     )
 
 
@@ -92,6 +96,8 @@ def stuck(dx: Diagnosis) -> Cause | None:
             f"{worst.interval_s:g} s interval{more}: no other begins while it runs, so the dirty data of all "
             "that time waits for the next",
         ),
+        1 - worst.interval_s / worst.seconds if worst.seconds > worst.interval_s else None,
+        "of the longest checkpoint's time: past its interval",
     )
 
 
@@ -147,4 +153,6 @@ def other_writer(dx: Diagnosis, disk: Cause | None) -> Cause | None:
             f"{dx.disk} wrote {mb(disk_b_s)}/s over the window, mongod's data files and journal "
             f"{mb(own_b_s)}/s: {mb(disk_b_s - own_b_s)}/s came from elsewhere",
         ),
+        1 - own_b_s / disk_b_s,
+        "of the data disk's writes: not mongod's",
     )

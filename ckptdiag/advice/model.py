@@ -13,7 +13,7 @@ checkpoint, so at a much shorter interval the bytes are a floor (docs/advice.md#
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -142,6 +142,14 @@ def finished(dx: Diagnosis, *, focus: bool = True) -> list[Episode]:
 def median(values: Sequence[float]) -> float | None:
     """The median, or None of nothing."""
     return float(np.median(values)) if values else None
+
+
+def typical_share(episodes: Sequence[Episode], part: Callable[[Episode], float | None]) -> float | None:
+    """The median over ``episodes`` of ``part`` (seconds of each one's time) as a share of its
+    duration, at most 1; None where none has both."""
+    shares = [p / e.duration_s for e in episodes if e.duration_s and (p := part(e)) is not None]
+    typical = median(shares)
+    return None if typical is None else min(1.0, typical)
 
 
 def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None:

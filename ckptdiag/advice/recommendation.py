@@ -84,7 +84,7 @@ class Advice:
     settings: EngineSettings
     filesystem: str | None = None
     combined: Commands = field(default_factory=Commands)
-    causes: tuple[Cause, ...] = ()  # the bottlenecks the evidence shows, most specific first
+    causes: tuple[Cause, ...] = ()  # the bottlenecks the evidence shows, by the share of the stall they explain
 
     @property
     def lab_overrides(self) -> dict[str, Any]:
@@ -100,7 +100,16 @@ class Advice:
         s = self.settings
         return {
             "summary": self.summary,
-            "causes": [{"kind": c.kind, "title": c.title, "evidence": list(c.evidence)} for c in self.causes],
+            "causes": [
+                {
+                    "kind": c.kind,
+                    "title": c.title,
+                    "evidence": list(c.evidence),
+                    "share": None if c.share is None else round(c.share, 2),
+                    "share_of": c.share_of or None,
+                }
+                for c in self.causes
+            ],
             "current": {
                 "checkpoint_interval_s": s.interval.to_json(),
                 "journal_commit_interval_ms": s.commit_ms.to_json(),

@@ -35,6 +35,8 @@ def advice_renderables(advice: Advice) -> list[RenderableType]:
     out: list[RenderableType] = [Text(f"Recommendations: {advice.summary}", style="bold")]
     for cause in advice.causes:
         body = Text(f"cause: {cause.title}\n", style="bold")
+        if (explains := cause.explains()) is not None:
+            body.append(explains + "\n", style="italic")
         body.append("\n".join(f"• {line}" for line in cause.evidence))
         out.append(body)
     for i, r in enumerate(advice.recommendations, 1):
@@ -95,7 +97,9 @@ def advice_markdown(advice: Advice) -> list[str]:
     a block."""
     out = ["## Recommendations", "", f"**{advice.summary}**", ""]
     for cause in advice.causes:
-        out += [f"### Cause: {cause.title}", "", *(f"- {line}" for line in cause.evidence), ""]
+        explains = cause.explains()
+        out += [f"### Cause: {cause.title}", "", *([f"_{explains}_", ""] if explains else [])]
+        out += [*(f"- {line}" for line in cause.evidence), ""]
     for i, r in enumerate(advice.recommendations, 1):
         out += [f"### {i}. {'check' if r.kind == 'note' else 'change'}: {r.title}", ""]
         if r.kind == "setting":
