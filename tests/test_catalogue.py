@@ -67,6 +67,8 @@ def test_version_specific_absences() -> None:
         "cache.timed_out_ops",
         "capacity.ckpt_wait_us",  # WiredTiger's capacity statistics: 4.2+
         "capacity.total_wait_us",
+        "process.user_us",  # mongod's own CPU time (extra_info, getrusage): 4.2+ on Linux
+        "process.system_us",
     }
     # the 7.1 move of checkpoint statistics (WT-11171) is followed
     assert v70.resolved["ckpt.recent_ms"].startswith("wiredTiger.transaction")
@@ -139,6 +141,7 @@ def test_sections_needed() -> None:
         "opcountersRepl",  # a secondary's writes
         "metrics",  # repl.apply and repl.buffer: a secondary's apply path
         "repl",  # the member's role
+        "extra_info",  # mongod's own CPU time
     }
 
 

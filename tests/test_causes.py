@@ -371,6 +371,41 @@ def test_cpus_busy_with_other_work_are_a_cause_and_turn_settings_into_checks(
         assert any("the host's CPUs were 97-97 % busy" in n for n in dx.evidence), dx.evidence
 
 
+@pytest.mark.parametrize(("mongod_pct", "others_lead"), [(None, None), (10.0, True), (85.0, False)])
+def test_busy_cpus_are_split_between_mongod_and_other_processes(
+    mongod_pct: float | None, others_lead: bool | None, interval_proven: None
+) -> None:
+    """mongod's own CPU time (extra_info, Linux 4.2+) beside the host's: the CPU cause says which
+    took the CPUs, and the check sends the reader to other processes or to what mongod runs."""
+    from ckptdiag.advice.kinds import CPU_BUSY
+
+    frame = Server(seconds=600).frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    total_ms = rel * 16_000.0  # 16 CPUs
+    frame["host.cpu.user_ms"] = total_ms * 0.97
+    frame["host.cpu.idle_ms"] = total_ms * 0.03
+    frame["disk.vda.tot_ticks"] = np.floor(rel * 300.0)  # the disk 30 % busy: the CPUs lead
+    if mongod_pct is not None:
+        frame["process.user_us"] = total_ms * 1000 * mongod_pct / 100 * 0.75
+        frame["process.system_us"] = total_ms * 1000 * mongod_pct / 100 * 0.25
+    dx = diagnose(derive(frame), ServerFacts(version="7.0.21", cores=16))
+    advice = recommend(dx)
+    cpu = advice.causes[0]
+    assert cpu.kind == CPU_BUSY
+    if mongod_pct is None:
+        assert dx.other_cpu_pct_p50 is None and len(cpu.evidence) == 1
+    else:
+        assert dx.other_cpu_pct_p50 == pytest.approx(97 - mongod_pct, abs=0.5)
+        others = 97 - mongod_pct
+        assert cpu.evidence[1].startswith(f"other processes than mongod took ~{others:.0f} % of the host's CPU time")
+    lead = {None: "the host's CPUs were busy:", True: "other processes kept", False: "with mongod's own work"}
+    assert lead[others_lead] in cpu.title
+    checks = [r.confidence_why for r in advice.recommendations if r.change is not None]
+    assert checks
+    where = "db.currentOp()" if others_lead is False else "find what else runs on the host first"
+    assert all(where in why for why in checks), checks
+
+
 @pytest.mark.parametrize(("own_between_mb_s", "named"), [(0.0, True), (40.0, False)])
 def test_a_disk_that_writes_far_more_than_mongod_has_another_writer(own_between_mb_s: float, named: bool) -> None:
     """#31: the data disk writes 40 MB/s between checkpoints; where mongod's data files and journal

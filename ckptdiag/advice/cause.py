@@ -256,11 +256,31 @@ def _cpu(dx: Diagnosis, disk: Cause | None) -> Cause | None:
         return None
     if disk is not None and not dx.other_stalls:
         return None
+    evidence = [f"the host's CPUs were {busy:.0f} % busy at the median over the window (all processes)"]
+    others = dx.other_cpu_pct_p50
+    if others is not None:
+        evidence.append(
+            f"other processes than mongod took ~{others:.0f} % of the host's CPU time, mongod ~{busy - others:.0f} % "
+            "(mongod's own CPU time beside the host's)"
+        )
     return Cause(
         CPU_BUSY,
-        "the host's CPUs were busy: the server waited for a CPU, not only for the disk",
-        (f"the host's CPUs were {busy:.0f} % busy at the median over the window (all processes)",),
+        {
+            None: "the host's CPUs were busy: the server waited for a CPU, not only for the disk",
+            True: "other processes kept the host's CPUs busy: the server waited for a CPU, not only for the disk",
+            False: "the host's CPUs were busy with mongod's own work: it waited for a CPU, not only for the disk",
+        }[others_lead(dx)],
+        tuple(evidence),
     )
+
+
+def others_lead(dx: Diagnosis) -> bool | None:
+    """Whether other processes than mongod took half or more of the busy CPUs' time (None: mongod's
+    own CPU time not recorded: before 4.2, or not Linux)."""
+    busy, others = dx.host_cpu_pct_p50, dx.other_cpu_pct_p50
+    if busy is None or others is None:
+        return None
+    return others >= busy / 2
 
 
 PHASE_SHARE = 0.25  # a phase that takes this share of the checkpoints that hurt (and PHASE_MIN_S) is a cause

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ckptdiag.advice.cause import classify
+from ckptdiag.advice.cause import classify, others_lead
 from ckptdiag.advice.changes import EngineChange
 from ckptdiag.advice.commands import combined, commands
 from ckptdiag.advice.dirty import cache_size_rule, dirty_rule
@@ -78,12 +78,17 @@ def _check_while_cpu_busy(rec: Recommendation, dx: Diagnosis) -> Recommendation:
     if rec.kind != "setting":
         return rec
     busy = dx.host_cpu_pct_p50 or 0.0
+    first = (
+        "see what mongod itself runs (db.currentOp(): index builds, collection scans, compression) first"
+        if others_lead(dx) is False
+        else "find what else runs on the host first (top, pidstat 1)"
+    )
     return replace(
         rec,
         kind="note",
         confidence="low",
         confidence_why=f"the host's CPUs were {busy:.0f} % busy (all processes): the stalls may be the CPUs', "
-        "not the checkpoints'; find what else runs on the host first, then record again before changing this",
+        f"not the checkpoints'; {first}, then record again before changing this",
     )
 
 

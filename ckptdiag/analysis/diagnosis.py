@@ -82,6 +82,7 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
         history=told,
         writes_s_mean=float(writes_done / writes_time) if writes_time > 0 else None,
         host_cpu_pct_p50=w.host_cpu.median(),
+        other_cpu_pct_p50=w.other_cpu.median(),
         timeline=w.timeline.timeline(w.t0, w.t1, episodes),
         closeups=w.closeups.result(),
         pinning=w.pinning.result(),
@@ -91,12 +92,14 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
         disk_peak_mb_s=w.peak.result(),
         journal_syncs_s=w.journal_syncs.median() if w.journal_seen else None,
         other_writes_b_s=float(w.other_writes[0] / w.other_writes[1]) if w.other_writes[1] > 0 else None,
-        disk_writes_b_s=(
-            (float(w.own_writes[0] / w.own_writes[2]), float(w.own_writes[1] / w.own_writes[2]))
-            if w.own_writes[2] > 0
-            else None
-        ),
+        disk_writes_b_s=_disk_writes(w),
     )
+
+
+def _disk_writes(w: WindowDiagnoser) -> tuple[float, float] | None:
+    """(the data disk's, mongod's own data files' and journal's) bytes written a second."""
+    disk, own, seconds = w.own_writes
+    return (float(disk / seconds), float(own / seconds)) if seconds > 0 else None
 
 
 def _with_time(

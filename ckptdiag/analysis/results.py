@@ -254,6 +254,7 @@ class Diagnosis:
     ops_s_mean: float | None = None  # over the whole window, checkpoints included
     writes_s_mean: float | None = None
     host_cpu_pct_p50: float | None = None  # the host's CPUs busy (all processes), where recorded
+    other_cpu_pct_p50: float | None = None  # of them, with other processes than mongod (Linux, 4.2+)
     timeline: pd.DataFrame | None = field(default=None, compare=False)
     other_stalls: tuple[OtherStall, ...] = ()
     role: str | None = None  # "primary" or "secondary" (replica-set members), None if not known

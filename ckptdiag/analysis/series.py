@@ -89,6 +89,8 @@ _READS = frozenset(
         "queue.readers",
         "capacity.ckpt_wait_us",
         "journal.syncs",
+        "process.user_us",
+        "process.system_us",
         "rtt_ms",
         "skipped",
         "repl.primary",
@@ -263,8 +265,9 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
     (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
     server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
-    CPUs, all processes), ``ckpt_running`` (1/0), ``ckpt_total_ms`` (ms of checkpoints finished in
-    the interval), ``ckpt_recent_ms``, ``ckpt_bytes``, ``block_bytes`` (every data-file write),
+    CPUs, all processes), ``mongod_cpu_pct`` (mongod's own part of them), ``ckpt_running`` (1/0),
+    ``ckpt_total_ms`` (ms of checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``,
+    ``block_bytes`` (every data-file write),
     ``journal_bytes``; ``app_evict`` (pages), ``app_wait_ms``; ``eviction_state``; ``wtickets_avail``,
     ``wtickets_total``, ``queue_writers``, ``queue_readers``; ``rtt_ms``, ``skipped``, ``wt_missing``; per disk
     ``disk.<dev>.<figure>`` for :data:`DISK_FIGURES` (iostat's formulas); ``secondary`` (1 on a
@@ -292,7 +295,7 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
         out[name] = columns.nan if p99 is None else p99
     out.update(_cache_and_checkpoints(columns))
     out["journal_syncs_s"] = columns.counter("journal.syncs") / dt_ok
-    out["host_cpu_pct"] = _host_cpu_pct(columns)
+    out["host_cpu_pct"], out["mongod_cpu_pct"] = _cpu_pcts(columns)
     out.update(_replication(frame, columns, seam, dt_ok, out))
     restarts = _restarts(frame)
     for name, column in (
@@ -302,30 +305,38 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
         ("journal_bytes", "journal.bytes_written"),
     ):
         out[name] = event_counter(frame, column, restarts)
-    starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
-    begun = event_counter(frame, starts, restarts)
-    with np.errstate(invalid="ignore"):
-        # more checkpoints than a server can begin in the interval: a reset or damage, not events
-        # (and never a loop bound: episode building stays linear in the samples)
-        jumped = begun > MAX_CHECKPOINTS_PER_S * np.nan_to_num(dt, nan=0.0) + MAX_CHECKPOINTS_PER_S
-    out["ckpt_jump"] = np.where(jumped, begun, np.nan)
-    begun[jumped] = np.nan
-    out["ckpt_starts"] = begun
+    out["ckpt_starts"], out["ckpt_jump"] = _checkpoints_begun(frame, restarts, dt)
     out["wt_missing"] = _flag(frame, "wt_missing").astype("float64") if "wt_missing" in frame else np.zeros(len(frame))
     for dev in sorted(data_disks(frame)):  # by name: every piece of a window has the same columns
         out.update(disk_figures(frame, dev, dt, seam))
     return out
 
 
-def _host_cpu_pct(columns: _Reader) -> np.ndarray:
-    """How busy the host's CPUs were over each interval (all processes, %): 100 x (1 - idle share),
-    where waiting for I/O counts as idle (a CPU could have run something else)."""
+def _checkpoints_begun(frame: Samples, restarts: np.ndarray, dt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(checkpoints begun in each interval, the count where it rose by more than a server can begin:
+    a reset or damage, not events, and never a loop bound: episode building stays linear)."""
+    starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
+    begun = event_counter(frame, starts, restarts)
+    with np.errstate(invalid="ignore"):
+        jumped = begun > MAX_CHECKPOINTS_PER_S * np.nan_to_num(dt, nan=0.0) + MAX_CHECKPOINTS_PER_S
+    jump = np.where(jumped, begun, np.nan)
+    begun[jumped] = np.nan
+    return begun, jump
+
+
+def _cpu_pcts(columns: _Reader) -> tuple[np.ndarray, np.ndarray]:
+    """How busy the host's CPUs were over each interval, % of their time: all processes (100 x (1 -
+    idle share), where waiting for I/O counts as idle: a CPU could have run something else), and
+    mongod's own (its user and system time, where the server gives them: Linux, 4.2+)."""
     parts = np.vstack([columns.counter(HOST_CPU + name) for name in HOST_CPU_FIELDS])
     idle = np.vstack([columns.counter(HOST_CPU + name) for name in HOST_IDLE])
     known = np.isfinite(parts).any(axis=0)  # a field a platform lacks is left out, not NaN for all
     total, idle_sum = np.nansum(parts, axis=0), np.nansum(idle, axis=0)
+    own_ms = (columns.counter("process.user_us") + columns.counter("process.system_us")) / 1000
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(known & (total > 0), 100.0 * (1.0 - idle_sum / total), np.nan)
+        host = np.where(known & (total > 0), 100.0 * (1.0 - idle_sum / total), np.nan)
+        # never above the host's: the two are read a moment apart
+        return host, np.minimum(np.where(known & (total > 0), 100.0 * own_ms / total, np.nan), host)
 
 
 class _Reader:

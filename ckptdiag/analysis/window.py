@@ -113,6 +113,7 @@ class WindowDiagnoser:
         self.pinning = PinningTally()
         self.dt = Distribution()
         self.host_cpu = Distribution()
+        self.other_cpu = Distribution()  # the host's CPUs busy with other processes than mongod
         self.journal_syncs = Distribution()
         self.journal_seen = False
         self.weighted = np.zeros((2, 2))  # (ops, writes) x (rate x dt, dt), where each is known
@@ -253,6 +254,8 @@ class WindowDiagnoser:
         self.spacings.add(dt)
         self.dt.add(dt)
         self.host_cpu.add(cols.host_cpu_pct[own])
+        if "mongod_cpu_pct" in frame:
+            self.other_cpu.add(cols.host_cpu_pct[own] - frame["mongod_cpu_pct"].to_numpy(dtype="float64")[own])
         if "journal_syncs_s" in frame:
             self.journal_seen = True
             self.journal_syncs.add(frame["journal_syncs_s"].to_numpy(dtype="float64")[own])

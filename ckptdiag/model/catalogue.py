@@ -157,6 +157,7 @@ class Metric:
     description: str
     sources: tuple[Source, ...]
     replica_set_only: bool = False  # absent on a standalone server, whatever its version
+    linux_only: bool = False  # absent on macOS and Windows servers, whatever their version
 
     def applies_to(self, version: Version | None) -> bool:
         """Whether a server of ``version`` should have this metric (unknown version: yes)."""
@@ -682,6 +683,19 @@ METRICS: tuple[Metric, ...] = (
         _wt("data-handle", "connection data handles currently active"),
     ),
     _m("conn.current", Unit.COUNT, G, "client connections", Field(("connections", "current"))),
+    # mongod's own CPU time (getrusage), beside the host's (systemMetrics, /proc/stat): the CPUs
+    # other processes took are the host's less these; Linux servers from 4.2
+    *(
+        Metric(
+            f"process.{part}_us",
+            Unit.US,
+            C,
+            f"CPU time mongod spent in {where} (Linux)",
+            (Field(("extra_info", f"{part}_time_us"), since=V42),),
+            linux_only=True,
+        )
+        for part, where in (("user", "user mode"), ("system", "the kernel"))
+    ),
     _m("uptime_ms", Unit.MS, C, "server uptime (a decrease marks a restart)", Field(("uptimeMillis",))),
 )
 # fmt: on
@@ -761,7 +775,7 @@ class Coverage:
     resolved: dict[str, str]  # metric -> the source that held it
     not_in_version: tuple[str, ...]  # absent, as expected for this version
     missing: tuple[str, ...]  # absent although the version should have it
-    not_on_this_server: tuple[str, ...] = ()  # replica-set metrics a standalone server lacks
+    not_on_this_server: tuple[str, ...] = ()  # replica-set metrics a standalone lacks, Linux ones other platforms
 
     @property
     def complete(self) -> bool:
@@ -783,7 +797,7 @@ def coverage(doc: Mapping[str, Any], version: Version | None = None) -> Coverage
             resolved[metric.name] = found[1].describe()
         elif not metric.applies_to(version):
             not_in_version.append(metric.name)
-        elif metric.replica_set_only:
+        elif metric.replica_set_only or metric.linux_only:
             standalone.append(metric.name)
         else:
             missing.append(metric.name)
