@@ -179,6 +179,59 @@ def test_not_enough_disk_space_fails_before_starting(tmp_path: Path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
+def test_too_few_open_files_for_the_collections_fails_before_starting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import resource
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (1024, 4096))
+    said = "the lab's 10,000 collections need 11,024 open files; this host allows 4,096"
+    with pytest.raises(CkptdiagError, match=said):
+        LabEngine(replace(SMALL, collections=10_000), tmp_path).start(60)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_writes_create_collections_only_while_the_host_has_files_for_them() -> None:
+    """A create past the open-file limit would make WiredTiger panic: the writes go to the usual
+    collection once the budget is spent."""
+    import random
+
+    from ckptdiag.lab.collection import NewCollections
+
+    class Session:
+        def __init__(self) -> None:
+            self.created: list[str] = []
+
+        def create(self, name: str, config: str) -> None:
+            self.created.append(name)
+
+        def open_cursor(self, name: str) -> str:
+            return name
+
+    session = Session()
+    fresh = NewCollections(session, 1.0, "w", budget=3)
+    cursors = [fresh.cursor(random.Random(1)) for _ in range(5)]
+    assert cursors == ["table:new-w-1", "table:new-w-2", "table:new-w-3", None, None]
+    assert session.created == cursors[:3]
+
+
+def test_many_collections_and_writes_that_create_theirs_reach_the_engine(tmp_path: Path) -> None:
+    """300 collections before the run and one write in ten into a collection it creates: every
+    checkpoint gathers them all (the server's own count of handles walked), and the new ones are
+    real tables; mongod's own CPU time is in the reply, as a Linux mongod gives it."""
+    config = replace(SMALL, collections=300, new_collection_share=0.1, write_rate=500)
+    with LabEngine(config, tmp_path).start(10) as eng:
+        time.sleep(5.0)
+        status = eng.server_status()
+        assert eng.home is not None
+        created = len(list(eng.home.glob("new-*.wt")))
+    values = catalogue.extract(status)
+    assert created >= 100  # ~50 a second
+    assert values["dhandles.active"] >= 300
+    assert values["ckpt.handles_walked"] >= 300
+    assert values["process.user_us"] > 0 and "system_time_us" in status["extra_info"]
+
+
 def test_record_against_lab_serve_over_loopback(tmp_path: Path) -> None:
     truth = tmp_path / "truth.json"
     # the same command line `demo` runs: the scenario's overrides become flags

@@ -1,5 +1,6 @@
 """The lab's collection: loaded before a run, the documents its updates pick, and a long-running
-reader that holds one snapshot of it open while the workload writes (the pinned history)."""
+reader that holds one snapshot of it open while the workload writes (the pinned history); very
+many other collections, and writes that create theirs (the data handles a checkpoint walks)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,36 @@ def preload(session: Any, n: int, size: int) -> None:
         cursor[_key(i, n)] = pool[offset : offset + size]
     cursor.close()
     session.checkpoint()
+
+
+def create_collections(session: Any, n: int) -> None:
+    """``n`` more collections, checkpointed: a server with very many collections and indexes, each a
+    data handle that every checkpoint gathers and walks under the schema lock (WT-5479)."""
+    if n <= 0:
+        return
+    for i in range(n):
+        session.create(f"table:coll-{i}", "key_format=q,value_format=u,block_compressor=")
+    session.checkpoint()
+
+
+class NewCollections:
+    """Writes that go to a collection they create first, ``share`` of them: as mongod's insert into
+    a collection that does not exist creates it. The create takes the schema lock, which a
+    checkpoint holds while it gathers its handles: such a write waits for the walk. At most
+    ``budget`` of them (the files the host lets the process open), then the usual collection."""
+
+    def __init__(self, session: Any, share: float, name: str, budget: int) -> None:
+        self.session, self.share, self.name, self.budget = session, share, name, budget
+        self.created = 0
+
+    def cursor(self, rng: random.Random) -> Any | None:
+        """A new collection's cursor for this write, or None: the usual collection."""
+        if self.share <= 0 or self.created >= self.budget or rng.random() >= self.share:
+            return None
+        self.created += 1
+        table = f"table:new-{self.name}-{self.created}"
+        self.session.create(table, "key_format=q,value_format=u,block_compressor=")
+        return self.session.open_cursor(table)
 
 
 def update_key(rng: random.Random, n: int) -> int:

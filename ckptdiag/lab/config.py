@@ -64,6 +64,10 @@ class LabConfig:
     # >0: from this second of the run a reader holds one snapshot open to the end (a long-running
     # transaction or cursor): every version written since is kept for it, in the cache and the history store
     snapshot_after_s: float = 0.0
+    collections: int = 0  # more collections created before the run: a data handle each, which every checkpoint walks
+    # the share of writes that go to a collection they create first (an insert into a collection that
+    # does not exist): a create waits for the schema lock, which a checkpoint holds while it gathers handles
+    new_collection_share: float = 0.0
 
     def engine_config(self) -> str:
         """The eviction part of the WiredTiger configuration (what configString would carry)."""
@@ -111,6 +115,34 @@ def estimated_bytes(config: LabConfig, duration_s: float) -> int:
     """Disk space a run needs: data, index, journal and checkpoint copies, with margin."""
     per_op = config.value_bytes + 12 + 8 + 120  # record, index key and value, page and log overhead
     return int(config.write_rate * duration_s * per_op * 3) + 256 * 2**20
+
+
+FILES_PER_RUN = 1024  # open files beyond its collections a run may need: the journal, libraries, sockets
+
+
+NEW_COLLECTIONS_MAX = 100_000  # collections a run's writes may create where open files are unlimited
+
+
+def open_files_for(config: LabConfig) -> int:
+    """Raise this process's open-file limit as far as the host allows for the run's collections (a
+    table keeps its file open, as mongod's do: MongoDB's production notes ask for ulimit -n 64000),
+    or say why it cannot hold those made before the run -> how many its writes may create."""
+    if not config.collections and not config.new_collection_share:
+        return 0
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = config.collections + FILES_PER_RUN
+    if hard == resource.RLIM_INFINITY:
+        return NEW_COLLECTIONS_MAX
+    if hard < need:
+        raise CkptdiagError(
+            f"the lab's {config.collections:,} collections need {need:,} open files; this host allows {hard:,}",
+            "raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or use a scenario with fewer collections",
+        )
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard - need
 
 
 def check_space(path: Path, need: int) -> None:

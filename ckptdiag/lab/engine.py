@@ -19,34 +19,29 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import resource
 import shutil
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ckptdiag.lab.collection import hold_snapshot, preload, update_key
+from ckptdiag.lab.client import HIST_BOUNDS, Worker, bucket, paced
+from ckptdiag.lab.collection import NewCollections, create_collections, hold_snapshot, preload, update_key
 from ckptdiag.lab.config import (
-    CLIENT_TIMEOUT_S,
     LAB_VERSION,
     LabConfig,
     check_space,
     estimated_bytes,
     import_wiredtiger,
+    open_files_for,
 )
 from ckptdiag.lab.slices import short_slices
 
-# mongod's opLatencies histogram lower bounds (micros): powers of two to 1024, then 2, 3, 4, 6 ... steps
-_HIST_BOUNDS = [0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-_b = 1024
-while _b < 2**40:
-    _HIST_BOUNDS += [_b * 2, _b * 3] if _b * 3 < 2**40 else [_b * 2]
-    _b *= 2
-_HIST_BOUNDS = sorted(set(_HIST_BOUNDS))
 HALT_S = 20.0  # how long the threads get to stop (a thread blocked in the engine is left running)
 
 
@@ -75,23 +70,9 @@ class SecondTruth:
     max_ms: float | None
 
 
-@dataclass
-class _Worker:
-    latencies: list[int] = field(default_factory=list)  # microseconds, swapped out every second
-    ops: int = 0
-    latency_us_total: int = 0
-    hist: list[int] = field(default_factory=lambda: [0] * len(_HIST_BOUNDS))
-
-
-def _bucket(us: int) -> int:
-    lo, hi = 0, len(_HIST_BOUNDS) - 1
-    while lo < hi:  # the last bound <= us
-        mid = (lo + hi + 1) // 2
-        if _HIST_BOUNDS[mid] <= us:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+def _cpu_times() -> dict[str, int]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user_time_us": int(usage.ru_utime * 1e6), "system_time_us": int(usage.ru_stime * 1e6)}
 
 
 class LabEngine:
@@ -111,7 +92,7 @@ class LabEngine:
         self._stop = threading.Event()
         self._pause = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._workers: list[_Worker] = []
+        self._workers: list[Worker] = []
         self._stats_lock = threading.Lock()
         self._stats_session: Any = None
         self._config_lock = threading.Lock()
@@ -120,6 +101,8 @@ class LabEngine:
         self.errors: list[str] = []
         self._old_switch = sys.getswitchinterval()
         self._busy: list[str] = []  # threads still running when halted (see close)
+        self._restore_slices: Callable[[], None] | None = None  # set by start, undone by halt
+        self._new_collections = 0  # how many the writes may create (the open files left)
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self, duration_hint_s: float = 180.0) -> LabEngine:
@@ -127,6 +110,7 @@ class LabEngine:
         self._wt = import_wiredtiger()
         self.base_dir.mkdir(parents=True, exist_ok=True)
         check_space(self.base_dir, estimated_bytes(self.config, duration_hint_s))
+        self._new_collections = open_files_for(self.config)  # beyond it, WiredTiger would panic
         self.home = Path(tempfile.mkdtemp(prefix="ckptdiag-lab-", dir=self.base_dir))
         # before the engine starts its threads: they, and the workload's, inherit the short slices
         self._restore_slices = short_slices()
@@ -137,6 +121,7 @@ class LabEngine:
             session.create("table:index", "key_format=u,value_format=q,block_compressor=")
             if self.config.preload_docs:
                 preload(session, self.config.preload_docs, self.config.value_bytes)
+            create_collections(session, self.config.collections)
             session.close()
             self._stats_session = self._conn.open_session()
         except Exception:
@@ -149,7 +134,7 @@ class LabEngine:
         self.start_mono, self.start_wall = time.monotonic(), time.time()
         rate = self.config.write_rate / max(self.config.threads, 1)
         for i in range(self.config.threads):
-            worker = _Worker()
+            worker = Worker()
             self._workers.append(worker)
             self._spawn(f"writer-{i}", self._write_loop, worker, rate)
         self._spawn("journal", self._journal_loop)
@@ -215,7 +200,7 @@ class LabEngine:
             self._next_key += n
         return first
 
-    def _write_loop(self, worker: _Worker, rate: float) -> None:
+    def _write_loop(self, worker: Worker, rate: float) -> None:
         session = self._conn.open_session()
         coll = session.open_cursor("table:collection")
         index = session.open_cursor("table:index")
@@ -228,6 +213,8 @@ class LabEngine:
         # j:true: the commit returns once the journal holds it on disk; WiredTiger groups the
         # syncs of concurrent commits as mongod's journal flusher groups its waiters
         commit = "sync=on" if self.config.journaled else None
+        budget = self._new_collections // max(self.config.threads, 1)
+        fresh = NewCollections(session, self.config.new_collection_share, str(id(worker)), budget)
         next_at = time.monotonic()
         batch_keys = 0
         key = 0
@@ -236,17 +223,7 @@ class LabEngine:
                 time.sleep(0.05)
                 next_at = time.monotonic()
                 continue
-            now = time.monotonic()
-            if now < next_at:
-                time.sleep(next_at - now)
-                due_ns = time.perf_counter_ns()  # on time: count from the real start, not the nap's end
-            else:
-                if now - next_at > CLIENT_TIMEOUT_S:
-                    next_at = now  # those clients timed out: their requests are not served
-                # Behind schedule: the request has been waiting since it was due, as a client's
-                # would while the server is stalled (no coordinated omission).
-                due_ns = time.perf_counter_ns() - int((now - next_at) * 1e9)
-            next_at += interval
+            due_ns, next_at = paced(next_at, interval)
             if batch_keys == 0:
                 key, batch_keys = self._keys(1000), 1000
             if self.config.updates and self.config.preload_docs:
@@ -256,22 +233,25 @@ class LabEngine:
             offset = rng.randrange(span)
             value = pool[offset : offset + size]
             index_key = rng.getrandbits(96).to_bytes(12, "big")
+            new = fresh.cursor(rng)  # created before its transaction, as mongod creates a collection
             while True:  # as mongod retries a write conflict (two clients updating one document)
                 session.begin_transaction()
                 try:
-                    coll[key] = value
+                    (coll if new is None else new)[key] = value
                     index[index_key] = key  # a random-key index scatters dirty pages like an _id index
                 except self._wt.WiredTigerRollbackError:
                     session.rollback_transaction()
                     continue
                 session.commit_transaction(commit)
                 break
+            if new is not None:
+                new.close()
             us = (time.perf_counter_ns() - due_ns) // 1000
             key += 1
             batch_keys -= 1
             worker.ops += 1
             worker.latency_us_total += us
-            worker.hist[_bucket(us)] += 1
+            worker.hist[bucket(us)] += 1
             worker.latencies.append(us)
         session.close()
 
@@ -364,8 +344,8 @@ class LabEngine:
         latency = sum(w.latency_us_total for w in self._workers)
         writes: dict[str, Any] = {"latency": latency, "ops": ops}
         if histograms:
-            counts = [sum(w.hist[i] for w in self._workers) for i in range(len(_HIST_BOUNDS))]
-            writes["histogram"] = [{"micros": b, "count": c} for b, c in zip(_HIST_BOUNDS, counts, strict=True) if c]
+            counts = [sum(w.hist[i] for w in self._workers) for i in range(len(HIST_BOUNDS))]
+            writes["histogram"] = [{"micros": b, "count": c} for b, c in zip(HIST_BOUNDS, counts, strict=True) if c]
         uptime = time.monotonic() - self.start_mono
         threads = self.config.threads
         return {
@@ -377,6 +357,8 @@ class LabEngine:
             "uptimeMillis": int(uptime * 1000),
             "localTime": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
             "storageEngine": {"name": "wiredTiger", "supportsCommittedReads": True, "persistent": True},
+            # as a Linux mongod gives its own CPU time (getrusage): the engine's and the workload's
+            "extra_info": {"note": "fields vary by platform", **_cpu_times()},
             "connections": {"current": threads + 1, "available": 1000, "totalCreated": threads + 1},
             "globalLock": {"currentQueue": {"total": 0, "readers": 0, "writers": 0}},
             "opcounters": {"insert": ops, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0},

@@ -92,6 +92,23 @@ SCENARIOS: dict[str, Scenario] = {
             150,
         ),
         Scenario(
+            "many-collections",
+            "15,000 collections (a data handle each, as on a multi-tenant server) and 4 clients writing 2,000 "
+            "documents a second, one in a hundred into a collection it creates (an insert into a collection that "
+            "does not exist): every checkpoint gathers all the handles under the schema lock, and each create "
+            "waits for it, so the clients stop one after another; mongod defaults, 1 GB cache, 60 s checkpoints, "
+            "the lab dir's own disk",
+            LabConfig(
+                cache_mb=1024,
+                checkpoint_s=60,
+                write_rate=2000,
+                threads=4,
+                collections=15_000,
+                new_collection_share=0.01,
+            ),
+            150,
+        ),
+        Scenario(
             "wt-checkpoint",
             "MongoDB 3.4 style: WiredTiger's own checkpoint=(wait=30) instead of mongod's checkpoint thread",
             LabConfig(cache_mb=2048, checkpoint_s=30, checkpoint_mode="wiredtiger", write_rate=12000),

@@ -8,11 +8,30 @@ tests replay real serverStatus documents through it.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+import socket
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 Handler = Callable[[dict[str, Any]], "dict[str, Any] | str"]
 HANGUP = "hangup"  # a handler's way to drop the connection, as a crashing server would
+
+
+LOW_DESCRIPTORS = 8
+
+
+@contextmanager
+def low_descriptors() -> Iterator[None]:
+    """Hold a few low file descriptors while the block runs, and give them back at its end, for
+    the server started right after it: mockupdb watches its listening socket with select(), which
+    cannot watch a descriptor over 1023, and an engine with thousands of collections opens a file
+    for each of them first."""
+    held = [socket.socket() for _ in range(LOW_DESCRIPTORS)]
+    try:
+        yield
+    finally:
+        for s in held:
+            s.close()
 
 
 def filter_sections(status: Mapping[str, Any], request: Mapping[str, Any]) -> dict[str, Any]:

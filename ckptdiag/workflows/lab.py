@@ -242,6 +242,7 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
     from ckptdiag.lab.config import import_wiredtiger
     from ckptdiag.lab.engine import LabEngine
     from ckptdiag.lab.serve import lab_server
+    from ckptdiag.lab.wire import low_descriptors
 
     import_wiredtiger()
     scenario, config = lab_config(request.scenario, request.overrides)
@@ -258,7 +259,8 @@ def run_serve(request: ServeRequest, stop_signals: StopSignals, warn: Warn) -> N
         engine = LabEngine(config, base or request.lab_dir)
         stop = threading.Event()
         try:
-            engine.start(planned_s)
+            with low_descriptors():
+                engine.start(planned_s)
             server = lab_server(engine, request.port).start()
             try:
                 # the handlers go in before the line that tells a waiting client (or test) we serve
