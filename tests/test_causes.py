@@ -424,3 +424,23 @@ def test_a_disk_that_writes_far_more_than_mongod_has_another_writer(own_between_
         (cause,) = [c for c in advice.causes if c.kind == OTHER_WRITER]
         assert cause.evidence[0].startswith("vda wrote 4") and "came from elsewhere" in cause.evidence[0]
         assert "pidstat -d 1" in next(r.predicted_text for r in advice.recommendations if r.id == "other-writer")
+
+
+def test_the_history_cause_explains_the_share_of_mongods_writes_its_store_grew_by() -> None:
+    """Where the history store's file time is short (the checkpoints' own phase), what the history
+    costs is eviction moving old versions there and the checkpoints' syncs flushing them: its
+    growth against mongod's own writes over the window is the share it explains."""
+    from ckptdiag.advice.kinds import HISTORY_PINNED
+
+    frame = Server(seconds=600, base_mb_s=4.0, mb_per_s=60.0).frame()
+    rel = frame["t"].to_numpy() - frame["t"].iloc[0]
+    frame["block.bytes_written"] = frame["ckpt.bytes_written"] + np.floor(rel * 3 * 2**20)  # eviction: 3 MB/s
+    frame["journal.bytes_written"] = np.floor(rel * 2**20)  # 1 MB/s
+    frame["cache.hs_disk_bytes"] = np.floor(2**30 + rel * 2 * 2**20)  # grows 2 MB/s: 1.0 -> 2.2 GB
+    frame["cache.max_bytes"] = 4.0 * 2**30
+    dx = diagnose(derive(frame), ServerFacts(version="7.0.21"))
+    assert dx.disk_writes_b_s is not None
+    own = dx.disk_writes_b_s[1]
+    (history,) = [c for c in recommend(dx).causes if c.kind == HISTORY_PINNED]
+    assert history.share == pytest.approx(2 * 2**20 / own, rel=0.02)
+    assert history.share_of.endswith("the history store's growth")

@@ -86,6 +86,17 @@ def test_tick_counters_wrap_at_32_bits() -> None:
     assert disk_rates(prev, curr, 1.0).w_await == 4.0  # 400 ms over 100 writes
 
 
+def test_a_tick_counter_that_went_back_from_low_did_not_wrap_and_gives_no_await() -> None:
+    """A 32-bit tick counter wraps from near 2**32 to near 0; one that went back from 110,876 ms
+    (a device's accounting read out of order) read as a wrap gave a 3-hour await in a 150 s run."""
+    import math
+
+    prev = DiskCounters(wr_ios=119_276, wr_ticks=110_876)
+    curr = DiskCounters(wr_ios=119_277, wr_ticks=110_500)
+    r = disk_rates(prev, curr, 1.0)
+    assert math.isnan(r.w_await) and r.w_s == 1.0
+
+
 def test_a_counter_going_back_gives_no_rate() -> None:
     prev = DiskCounters(rd_ios=500, rd_sectors=1000, wr_ios=500, wr_sectors=1000)
     curr = DiskCounters(rd_ios=400, rd_sectors=2000, wr_ios=600, wr_sectors=3000)

@@ -65,9 +65,25 @@ def history(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
         HISTORY_PINNED,
         "history is pinned: the server keeps old versions, and checkpoints write them",
         tuple(evidence),
-        typical_share(hurting, lambda e: None if e.phases is None else e.phases.history_store_s),
-        "of the typical checkpoint's time that hurt: on the history store file",
+        *_history_share(dx, hurting, growth),
     )
+
+
+def _history_share(dx: Diagnosis, hurting: list[Episode], growth: float) -> tuple[float | None, str]:
+    """How much of the stall the history explains: the larger of the checkpoints' time on the
+    history store file (4.4+) and the history store's growth against mongod's own writes over the
+    window (what eviction moved there, which the checkpoints' syncs then flush; its growth is the
+    least it wrote)."""
+    timed = typical_share(hurting, lambda e: None if e.phases is None else e.phases.history_store_s)
+    p, writes = dx.pinning, dx.disk_writes_b_s
+    grown = None
+    if p is not None and p.hs_span_s > 0 and writes is not None and writes[1] > 0 and growth > 0:
+        grown = min(1.0, growth / p.hs_span_s / writes[1])
+    if grown is not None and (timed is None or grown > timed):
+        return grown, "of mongod's own writes over the window (data files and journal): the history store's growth"
+    if timed is not None:
+        return timed, "of the typical checkpoint's time that hurt: on the history store file"
+    return None, ""
 
 
 def _history_phase(hurting: list[Episode]) -> list[str]:

@@ -97,6 +97,9 @@ def reexec_on(directory: Path, mb_s: float, state: Path, shim: Path) -> NoReturn
     os.execve(sys.executable, list(sys.orig_argv), env)
 
 
+_WAITED_MS: dict[Path, int] = {}  # the highest wait each device's counters have given this process
+
+
 def read_counters(state: Path) -> dict[str, tuple[DiskCounters, int]]:
     """The model device's counters as of now, as /proc/diskstats's (empty before the shim set up).
 
@@ -120,6 +123,9 @@ def read_counters(state: Path) -> dict[str, tuple[DiskCounters, int]]:
     left_ns = max(0, busy_until - time.monotonic_ns())
     done_bytes = max(0, written - left_ns * rate // 1_000_000_000)
     waited_ms = max(0, wait_ns - in_flight * left_ns) // 1_000_000  # one queue: in queue = writing
+    # what is still queued is an estimate that can shrink as requests come and go; the kernel's
+    # tick counters never go back (a read that went back looked like a 32-bit wrap: hours of await)
+    waited_ms = _WAITED_MS[state] = max(waited_ms, _WAITED_MS.get(state, 0))
     counters = DiskCounters(
         wr_ios=requests,
         wr_sectors=done_bytes // SECTOR,

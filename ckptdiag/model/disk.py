@@ -161,7 +161,9 @@ def iostat(
     sysstat's rules, exactly: a device whose summed ios and sector counters all went down was
     removed and inserted again, so the interval counts from zero; any other counter that went
     back gives no rate (0, "ioi->x < ioj->x ? 0.0 : ..."); the ms tick counters are unsigned
-    int and wrap at 2**32; averages are 0 when no I/O completed; %util is at most 100; an
+    int and wrap at 2**32 (one exception: a tick counter that went back from the lower half of
+    that range did not wrap and gives no figure, where sysstat would print an await of hours);
+    averages are 0 when no I/O completed; %util is at most 100; an
     interval of 0 counts as 1 s (get_interval: "if (!itv) itv = 1").
     """
     reset = _reset(prev, curr)
@@ -172,9 +174,13 @@ def iostat(
         if name not in deltas:  # each counter's increase taken once, and only where a figure reads it
             j = FIELD_INDEX[name]
             with np.errstate(invalid="ignore"):
-                column = curr[:, j] - np.where(reset, 0.0, prev[:, j])
-                # the ms counters wrap; the others that went back give no rate
-                deltas[name] = np.mod(column, TICKS_WRAP) if name in _TICK_FIELDS else np.where(column < 0, 0.0, column)
+                before = np.where(reset, 0.0, prev[:, j])
+                column = curr[:, j] - before
+                if name in _TICK_FIELDS:  # the ms counters wrap, from high to low only
+                    wrapped = np.mod(column, TICKS_WRAP)
+                    deltas[name] = np.where((column < 0) & (before < TICKS_WRAP / 2), np.nan, wrapped)
+                else:  # the others that went back give no rate
+                    deltas[name] = np.where(column < 0, 0.0, column)
         return deltas[name]
 
     def avg(total: np.ndarray, ios: np.ndarray) -> np.ndarray:
