@@ -14,7 +14,7 @@ import bson
 import numpy as np
 import pytest
 from ftdc_writer import _varint, support_archive
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ckptdiag.errors import CkptdiagError
@@ -353,6 +353,9 @@ def test_any_log_reads_or_is_a_named_error(
     st.lists(st.tuples(st.integers(0, 100_000), st.integers(0, 255)), max_size=8),
     st.floats(0.05, 1.0),
 )
+# a byte in a zip member's name set to NUL: no file system takes the name (found by a newer hypothesis)
+@example(kind="zip", flips=[(30, 0)], keep=0.5)
+@example(kind="zip", flips=[(14633, 0)], keep=0.5)
 def test_any_archive_unpacks_or_is_a_named_error(
     tmp_path_factory: pytest.TempPathFactory, kind: str, flips: list[tuple[int, int]], keep: float
 ) -> None:

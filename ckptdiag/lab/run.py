@@ -83,6 +83,8 @@ SERVE_FLAGS = {
 # the scenario's own shape, not settings: fixed by the scenario's name
 SCENARIO_ONLY = frozenset(
     {
+        "collections",
+        "new_collection_share",
         "checkpoint_mode",
         "journal_commit_ms",
         "threads",

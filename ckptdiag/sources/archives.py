@@ -93,6 +93,9 @@ def unpack(path: Path, into: Path) -> Unpacked:
                 f"{path}: the archive is cut short or damaged after {out.taken} files ({exc}): read up to there"
             )
             break
+        if "\0" in name:  # no file system takes it: a damaged header, not a file to read
+            out.notes.append(f"{path}: a member's name holds a NUL byte (a damaged header): skipped")
+            continue
         rel = _safe(name)
         if rel is None or not _wanted(name):
             continue
