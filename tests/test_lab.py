@@ -400,7 +400,10 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     out = tmp_path / "stall.jsonl.gz"
     proc = ckptdiag(
         "demo",
-        *("--scenario", "stall", "--duration", "135", "--lab-dir", str(tmp_path), "-o", str(out)),
+        # 40 s checkpoints, not the scenario's 60: two of them in 95 s instead of 135, each run
+        # (the suite's longest test: CI has 15 minutes)
+        *("--scenario", "stall", "--checkpoint-interval", "40", "--duration", "95"),
+        *("--lab-dir", str(tmp_path), "-o", str(out)),
         *("--verify", "--only", "checkpoint-interval"),
         timeout=700,
     )
@@ -409,7 +412,7 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     truth = summarize(json.loads((tmp_path / "stall.truth.json").read_text()))
     detected = [(_epoch(e["start"]), e["stall"]) for e in doc["checkpoints"]["episodes"]]
     m = match(truth, detected, tolerance_s=1.0)
-    assert m.checkpoints >= 2 and m.found == m.checkpoints  # at 60 s and ~122 s
+    assert m.checkpoints >= 2 and m.found == m.checkpoints  # at 40 s and ~81 s
     assert m.stalls_flagged >= 0.9 * m.stalls
     if slow:
         assert m.stalls == m.checkpoints and m.stalls_flagged == m.stalls and m.false_stalls == 0, (truth, detected)
@@ -429,11 +432,13 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     assert verdict.startswith(("verify: PASS", "verify: FAIL", "verify: INCONCLUSIVE")), verdict
     assert "seconds stalled and writes lost per hour" in " ".join(proc.stdout.split())
     # the shorter interval: checkpoints come more often and each one writes less (direction, not
-    # figures: benchmarks/bench_verify.py measures how much)
+    # figures: benchmarks/bench_verify.py measures how much). 40 -> 10 s cuts a checkpoint's bytes
+    # by less than 4x: pages touched by scattered writes are written whole at every checkpoint
+    # (one run: 0.67; 60 -> 10 s: 6.5-7.1 MB of ~18, ~0.37)
     after = tmp_path / "stall.after.jsonl.gz"
     compared = json.loads(ckptdiag("compare", str(out), str(after), "-f", "json").stdout)
     rows = {r["metric"]: r for r in compared["rows"]}
-    assert rows["bytes per checkpoint (p50)"]["ratio"] < 0.5
+    assert rows["bytes per checkpoint (p50)"]["ratio"] < 0.8
     assert rows["checkpoint interval"]["after"] < rows["checkpoint interval"]["before"]
 
 
