@@ -333,10 +333,11 @@ def _cpu_pcts(columns: _Reader) -> tuple[np.ndarray, np.ndarray]:
     known = np.isfinite(parts).any(axis=0)  # a field a platform lacks is left out, not NaN for all
     total, idle_sum = np.nansum(parts, axis=0), np.nansum(idle, axis=0)
     own_ms = (columns.counter("process.user_us") + columns.counter("process.system_us")) / 1000
+    ok = known & (total > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        host = np.where(known & (total > 0), 100.0 * (1.0 - idle_sum / total), np.nan)
+        host = np.where(ok, 100.0 * (1.0 - idle_sum / total), np.nan)
         # never above the host's: the two are read a moment apart
-        return host, np.minimum(np.where(known & (total > 0), 100.0 * own_ms / total, np.nan), host)
+        return host, np.minimum(np.where(ok, 100.0 * own_ms / total, np.nan), host)
 
 
 class _Reader:

@@ -59,10 +59,9 @@ def nanmax(values: np.ndarray) -> float | None:
 def max_so_far(known: float | None, values: np.ndarray) -> float | None:
     """The larger of ``known`` and the finite ``values``' highest (``known`` when none is finite):
     a maximum kept as a window streams."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
+    peak = nanmax(values)
+    if peak is None:
         return known
-    peak = float(finite.max())
     return peak if known is None else max(known, peak)
 
 
