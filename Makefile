@@ -24,7 +24,8 @@ demo: $(VENV)/.installed-dev
 	$(BIN)/ckptdiag demo
 
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -q
+	# two workers; the lab's engine runs stay together on one of them (tests/conftest.py)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check ckptdiag tests benchmarks

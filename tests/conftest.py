@@ -76,3 +76,18 @@ def interval_proven(monkeypatch: pytest.MonkeyPatch) -> None:
     from ckptdiag.advice import proof
 
     monkeypatch.setitem(proof.PROVEN, "checkpoint-interval", "test")
+
+
+ENGINE_RUNS = "test_lab.py"  # the lab's runs of a real engine: minutes together
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the group marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The lab's engine runs first, as one group. ``make test`` runs the suite in two workers
+    (``-n 2 --dist loadgroup``): the engine's runs, several minutes in all, go to one worker one at
+    a time (two at once would each be the other's noisy neighbour) while the other worker takes
+    the quick tests; started first, the longest unit of work does not end the run alone."""
+    for item in items:
+        if item.path.name == ENGINE_RUNS:
+            item.add_marker(pytest.mark.xdist_group("engine"))
+    items.sort(key=lambda item: item.path.name != ENGINE_RUNS)

@@ -322,11 +322,15 @@ def test_a_header_nested_far_deeper_than_any_document_is_cut_not_a_crash(
     tmp_path: Path, lines: list[dict[str, Any]]
 ) -> None:
     objs = _copy(lines)
-    deep: Any = {"a": 1}
+    # the 950 levels written as text: json.dumps would recurse once a level, and how deep the test
+    # runner's own stack already is (a worker of pytest-xdist: deeper) is not this test's subject
+    deep = '{"a":1}'
     for _ in range(950):
-        deep = {"n": deep}
-    objs[0]["server"] = {"version": "7.0.21", "cmdline": {"parsed": deep, "argv": ["mongod"]}, "parameters": deep}
-    path = _write(tmp_path / "deep.jsonl", objs)
+        deep = '{"n":' + deep + "}"
+    at = "@DEEP@"
+    objs[0]["server"] = {"version": "7.0.21", "cmdline": {"parsed": at, "argv": ["mongod"]}, "parameters": at}
+    header = json.dumps(objs[0], separators=(",", ":")).replace(f'"{at}"', deep)
+    path = _write(tmp_path / "deep.jsonl", objs, raw_lines={0: header})
     for fmt in ("json", "md", "html"):
         proc = ckptdiag("report", str(path), "-f", fmt, "--fail-on", "never")
         assert proc.returncode == 0 and "unexpected" not in proc.stderr, proc.stderr
