@@ -447,16 +447,18 @@ def test_diagnose_reads_mongods_log_beside_its_recording(tmp_path: Path) -> None
 
     base = load_status(VERSIONS[1])
     log = tmp_path / "mongod.log"
-    soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=2)
-    line = {"t": {"$date": soon.isoformat(timespec="milliseconds")}, "s": "I", "c": "COMMAND", "id": 51803,
-            "ctx": "conn1", "msg": "Slow query", "attr": {"type": "command", "ns": "a.b", "command": {"insert": "b"},
-            "durationMillis": 250}}  # fmt: skip
-    log.write_text(json.dumps(line) + "\n")
     with replay(base, status=_moving(base)) as server:
         bad = ckptdiag("diagnose", "--uri", server.uri, "-d", "3", "--log", str(_not_a_log(tmp_path)))
         calls = server.calls
+        # a slow operation 4 s from now, inside the 8 s recording that starts now (its interpreter
+        # and first sample take 1-3 s on a loaded host: the line lies well inside, not at its edge)
+        soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=4)
+        attr = {"type": "command", "ns": "a.b", "command": {"insert": "b"}, "durationMillis": 250}
+        line = {"t": {"$date": soon.isoformat(timespec="milliseconds")}, "s": "I", "c": "COMMAND", "id": 51803,
+                "ctx": "conn1", "msg": "Slow query", "attr": attr}  # fmt: skip
+        log.write_text(json.dumps(line) + "\n")
         proc = ckptdiag(
-            "diagnose", "--uri", server.uri, "-d", "4", "--log", str(log), "-f", "json", "--fail-on", "never"
+            "diagnose", "--uri", server.uri, "-d", "8", "--log", str(log), "-f", "json", "--fail-on", "never"
         )
     assert bad.returncode == 2 and calls == 0  # refused before any sampling
     assert proc.returncode == 0, proc.stderr

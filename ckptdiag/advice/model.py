@@ -48,6 +48,9 @@ class CheckpointShape:
     p99_between_ms: float | None = None  # write p99 between checkpoints
     ops_dip: float | None = None  # 1 - (worst second's throughput / usual): 0 no dip, 1 stopped
     other_b_s: float = 0.0  # what eviction writes besides, bytes a second
+    # of its duration, what no dirty data makes and no interval shortens: its prepare (gathering
+    # every table's and index's handle under the schema lock), where the server times it
+    fixed_s: float = 0.0
 
     @property
     def held_bytes(self) -> float:
@@ -56,9 +59,10 @@ class CheckpointShape:
 
     @property
     def disk_rate(self) -> float | None:
-        """Bytes per second its sync sent to the disk (this server's own disk, as it behaved)."""
-        if self.bytes_written and self.duration_s:
-            return (self.bytes_written + self.held_bytes) / self.duration_s
+        """Bytes per second its sync sent to the disk (this server's own disk, as it behaved), over
+        the part of its duration that wrote."""
+        if self.bytes_written and self.duration_s and self.duration_s > self.fixed_s:
+            return (self.bytes_written + self.held_bytes) / (self.duration_s - self.fixed_s)
         return None
 
 
@@ -66,16 +70,16 @@ def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
     """The predicted checkpoint at ``interval_s``, from the measured one ``now``: its own bytes
     scale with the interval (a floor where writes are scattered), eviction's held writes with
     the kernel's hold (at most 30 s of them), its duration with both (at the rate the disk
-    flushed them now), and the latency it adds with its duration."""
+    flushed them now) beyond its fixed part, and the latency it adds with its duration."""
     f = interval_s / now.interval_s
     written = now.bytes_written * f if now.bytes_written is not None else None
     after = replace(now, interval_s=interval_s, bytes_written=written)
     rate = now.disk_rate
     duration = None
     if rate and written is not None:
-        duration = (written + after.held_bytes) / rate
+        duration = now.fixed_s + (written + after.held_bytes) / rate
     elif now.duration_s is not None:
-        duration = now.duration_s * f
+        duration = now.fixed_s + (now.duration_s - now.fixed_s) * f
     p99 = None
     if now.p99_inside_ms is not None and duration is not None and now.duration_s:
         between = now.p99_between_ms or 0.0
@@ -169,4 +173,11 @@ def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None
         p99_between_ms=dx.baseline.write_p99_ms,
         ops_dip=1 - float(np.median(ratios)) if ratios else None,
         other_b_s=dx.other_writes_b_s or 0.0,
+        fixed_s=min(_prepared_s(focus), median(durations) or 0.0),
     )
+
+
+def _prepared_s(focus: Sequence[Episode]) -> float:
+    """The typical prepare of these checkpoints, where the server times it (7.1+), else 0."""
+    timed = [p.prepare_s if p.prepare_s is not None else p.handles_s for e in focus if (p := e.phases) is not None]
+    return median([v for v in timed if v is not None]) or 0.0

@@ -9,7 +9,14 @@ import pandas as pd
 
 from ckptdiag.analysis.results import Episode, OtherStall
 from ckptdiag.analysis.stats import nanmax, sampling_text, sums_before
-from ckptdiag.analysis.thresholds import HOST_BUSY_PCT, SLOW_REPLY_MS, STALL_LATENCY_RATIO, STALL_OPS_RATIO
+from ckptdiag.analysis.thresholds import (
+    HOST_BUSY_PCT,
+    SLOW_REPLY_MS,
+    STALL_LATENCY_RATIO,
+    STALL_OPS_RATIO,
+    STALL_WAIT_MS,
+    STALL_WAIT_RATIO,
+)
 from ckptdiag.analysis.verdict import hurts
 from ckptdiag.recording import utc_iso
 
@@ -121,7 +128,8 @@ def evidence(
         notes.append(
             f"{len(others)} stall{'s' if len(others) != 1 else ''} while no checkpoint ran (the same "
             f"yardstick: writes at most {STALL_OPS_RATIO * 100:.0f} % of the baseline, write latency "
-            f"{STALL_LATENCY_RATIO:g}x or more): not the checkpoints; the first at {utc_iso(first.start)}, "
+            f"{STALL_LATENCY_RATIO:g}x or more, or writes waiting {STALL_WAIT_MS:g} ms and {STALL_WAIT_RATIO:g}x): "
+            f"not the checkpoints; the first at {utc_iso(first.start)}, "
             f"{first.duration_s:.0f} s" + (f" ({'; '.join(first.seen)})" if first.seen else "")
         )
     return notes

@@ -9,7 +9,7 @@ then only given its reasons, in words, and its :class:`Impact`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,8 @@ from ckptdiag.analysis.thresholds import (
     STALL_APP_WAIT_MS,
     STALL_LATENCY_RATIO,
     STALL_OPS_RATIO,
+    STALL_WAIT_MS,
+    STALL_WAIT_RATIO,
 )
 from ckptdiag.analysis.verdict import CUT_OFF, GONE, NO_LOAD
 
@@ -51,11 +53,10 @@ def assess_all(
     interrupt (the ``LOAD_BEFORE_S`` before it average, time-weighted, ``MIN_BASELINE_OPS`` or
     more: a checkpoint of an idle server, of one whose load has not begun or of one whose batch
     ended seconds before, costs no throughput, whatever the busy hours' baseline). The episode is a
-    **stall** when its worst second keeps at most ``STALL_OPS_RATIO`` of the baseline's operations
-    while write latency is ``STALL_LATENCY_RATIO`` times the baseline or more (or no write
-    completed), on a server doing at least ``MIN_BASELINE_OPS`` operations a second, and the load
-    comes back within ``RECOVERY_WINDOW_S`` (else the client went away: named, not a stall); or
-    when application threads waited ``STALL_APP_WAIT_MS`` or more for the cache during it.
+    **stall** by :mod:`~ckptdiag.analysis.thresholds`' rule: its worst second's throughput and write
+    latency, or its writes frozen (a one-second freeze sampled once a second falls across two
+    intervals, and neither interval's throughput shows it), with the load back after it; or
+    application threads waited for the cache.
     """
     if not found:
         return ()
@@ -212,44 +213,72 @@ def _listed(values: np.ndarray) -> list[float | None]:
     return [None if v != v else shared.setdefault(v, v) for v in np.asarray(values, dtype=np.float64).tolist()]
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """The verdict's parts for every episode, as arrays (see :func:`assess_all`)."""
+
+    ops_ratio: np.ndarray
+    came_back: np.ndarray  # NaN where the window ended before the load could be seen back
+    lat_ratio: np.ndarray
+    use_p99: np.ndarray
+    peak_ms: np.ndarray  # the write latency judged: p99 where recorded, else the mean
+    idle: np.ndarray
+    recovered: np.ndarray
+    slow: np.ndarray
+    dip: np.ndarray  # throughput and latency, or writes frozen
+    frozen: np.ndarray  # frozen while the throughput held: the reason gives the wait
+
+    @classmethod
+    def of(cls, r: _Reads, base: LocalFigures, seen: np.ndarray) -> _Judged:
+        """The parts of ``r``'s episodes against ``base``."""
+        span = r.span
+        worst, p99, mean_peak = span["ops_s"], span["write_p99_ms"], span["write_lat_ms"]
+        base_ops, base_p99 = base.ops_s, base.write_p99_ms
+        with np.errstate(invalid="ignore"):
+            idle = r.load < MIN_BASELINE_OPS  # idle (or not yet busy): nothing to interrupt
+            # the window ended before the load could be seen back: not a client that went away
+            unseen = ~seen & ~(r.came_back >= RECOVERY_RATIO * base_ops)
+            came_back = np.where(unseen, np.nan, r.came_back)
+            ops_ratio = np.where(idle | ~(base_ops >= MIN_BASELINE_OPS), np.nan, ratios(worst, base_ops))
+            use_p99 = np.isfinite(p99) & np.isfinite(base_p99) & (base_p99 != 0)
+            lat_ratio = np.where(use_p99, ratios(p99, base_p99), ratios(mean_peak, base.write_lat_ms))
+            base_lat = np.where(use_p99, base_p99, base.write_lat_ms)
+            after_peak = np.where(use_p99, r.p99_after, r.mean_after)
+            # the operations completing after it still show the wait (back-to-back checkpoints)
+            waiting = (base_lat != 0) & (after_peak >= STALL_LATENCY_RATIO * base_lat)
+            # the load must come back after it: operations that stop with a checkpoint and stay
+            # stopped, nothing waiting, are a client that went away, not a stall
+            recovered = np.isnan(came_back) | (came_back >= RECOVERY_RATIO * base_ops) | waiting
+            slow = (lat_ratio >= STALL_LATENCY_RATIO) | (worst == 0)  # or no write completed
+            peak = np.where(use_p99, p99, mean_peak)
+            froze = np.isfinite(ops_ratio) & (peak >= STALL_WAIT_MS) & (lat_ratio >= STALL_WAIT_RATIO)
+            dipped = (ops_ratio <= STALL_OPS_RATIO) & slow
+        return cls(
+            ops_ratio, came_back, lat_ratio, use_p99, peak, idle, recovered, slow, dipped | froze, froze & ~dipped
+        )
+
+
 def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.ndarray) -> list[Impact]:
     """Every episode's figures against its baseline, and its verdict (see :func:`assess_all`),
     judged all at once; ``seen``: the window ran on until the load had to be back; ``cut_off``:
     it was still running when the window ended."""
     span = r.span
-    worst, p99, mean_peak = span["ops_s"], span["write_p99_ms"], span["write_lat_ms"]
-    base_ops, base_p99 = base.ops_s, base.write_p99_ms
-    with np.errstate(invalid="ignore"):
-        idle = r.load < MIN_BASELINE_OPS  # idle (or not yet busy): nothing to interrupt
-        # the window ended before the load could be seen back: not a client that went away
-        unseen = ~seen & ~(r.came_back >= RECOVERY_RATIO * base_ops)
-        came_back = np.where(unseen, np.nan, r.came_back)
-        ops_ratio = np.where(idle | ~(base_ops >= MIN_BASELINE_OPS), np.nan, ratios(worst, base_ops))
-        use_p99 = np.isfinite(p99) & np.isfinite(base_p99) & (base_p99 != 0)
-        lat_ratio = np.where(use_p99, ratios(p99, base_p99), ratios(mean_peak, base.write_lat_ms))
-        base_lat = np.where(use_p99, base_p99, base.write_lat_ms)
-        after_peak = np.where(use_p99, r.p99_after, r.mean_after)
-        # the operations completing after it still show the wait (back-to-back checkpoints)
-        waiting = (base_lat != 0) & (after_peak >= STALL_LATENCY_RATIO * base_lat)
-        # the load must come back after it: operations that stop with a checkpoint and stay
-        # stopped, nothing waiting, are a client that went away, not a stall
-        recovered = np.isnan(came_back) | (came_back >= RECOVERY_RATIO * base_ops) | waiting
-        slow = (lat_ratio >= STALL_LATENCY_RATIO) | (worst == 0)  # or no write completed
-        dip = (ops_ratio <= STALL_OPS_RATIO) & slow
+    j = _Judged.of(r, base, seen)
     app_wait = np.where(np.isnan(span["app_wait_ms"]), 0.0, span["app_wait_ms"])
     waited = app_wait >= STALL_APP_WAIT_MS
-    stall = (dip & recovered) | waited
+    stall = (j.dip & j.recovered) | waited
+    kinds = ["p99" if u else "mean" for u in j.use_p99.tolist()]
     # each Impact field's values, by name: the objects are built positionally (keywords cost twice
     # the time for 70,000 episodes), in the order the dataclass declares its fields
     columns: dict[str, list[Any]] = {
-        "ops_s_baseline": _listed(base_ops),
-        "ops_s_min": _listed(worst),
-        "ops_ratio": _listed(ops_ratio),
-        "ops_s_after": _listed(came_back),
-        "write_latency_ratio": _listed(lat_ratio),
-        "write_latency_kind": ["p99" if u else "mean" for u in use_p99.tolist()],
-        "write_p99_ms_peak": _listed(p99),
-        "write_latency_ms_peak": _listed(mean_peak),
+        "ops_s_baseline": _listed(base.ops_s),
+        "ops_s_min": _listed(span["ops_s"]),
+        "ops_ratio": _listed(j.ops_ratio),
+        "ops_s_after": _listed(j.came_back),
+        "write_latency_ratio": _listed(j.lat_ratio),
+        "write_latency_kind": kinds,
+        "write_p99_ms_peak": _listed(span["write_p99_ms"]),
+        "write_latency_ms_peak": _listed(span["write_lat_ms"]),
         "read_latency_ratio": _listed(ratios(span["read_lat_ms"], base.read_lat_ms)),
         **{field: _listed(span[name]) for field, name in DISK_PEAKS.items()},
         "app_evicted_pages": np.where(np.isnan(span["app_evict"]), 0.0, span["app_evict"]).tolist(),
@@ -261,14 +290,15 @@ def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.nda
         "throttled_ms": _listed(span["throttle_ms"]),  # a sum, None where io_capacity's wait was not read
         "stall": stall.tolist(),
     }
-    flags = zip(
-        idle.tolist(), dip.tolist(), recovered.tolist(), waited.tolist(), slow.tolist(), cut_off.tolist(), strict=True
-    )
+    frozen = zip(kinds, j.peak_ms.tolist(), j.frozen.tolist(), strict=True)
+    waits = [f"{k} {ms:,.0f} ms" if f else "" for k, ms, f in frozen]
+    parts = (j.idle, j.dip, j.recovered, waited, j.slow, cut_off)
+    flags = zip(*(a.tolist() for a in parts), waits, strict=True)
     columns["reasons"] = _all_reasons(columns["ops_ratio"], columns["write_latency_ratio"], flags)
     return [Impact(*row) for row in zip(*(columns[f.name] for f in fields(Impact)), strict=True)]
 
 
-def _all_reasons(ops: list[Any], latency: list[Any], flags: Iterable[tuple[bool, ...]]) -> list[tuple[str, ...]]:
+def _all_reasons(ops: list[Any], latency: list[Any], flags: Iterable[tuple[Any, ...]]) -> list[tuple[str, ...]]:
     """Every episode's reasons; the same reasons one object (as the figures are, :func:`_listed`)."""
     said: dict[tuple[str, ...], tuple[str, ...]] = {}
     return [
@@ -286,10 +316,17 @@ def _reasons(
     waited: bool,
     slow: bool,
     cut_off: bool,
+    froze: str = "",
 ) -> tuple[str, ...]:
-    """Why an episode stalled, or why not, from its verdict's parts (see :func:`_impacts`)."""
+    """Why an episode stalled, or why not, from its verdict's parts (see :func:`_impacts`;
+    ``froze``: the write latency that made it a stall where the throughput did not, else "")."""
     reasons: list[str] = [NO_LOAD] if idle else []
-    if dip:
+    if dip and froze and recovered:
+        reasons.append(
+            f"writes froze: {froze} write latency, {lat_ratio:.0f}x the baseline (a stall: "
+            f"{STALL_WAIT_MS:g} ms and {STALL_WAIT_RATIO:g}x or more, whatever the throughput)"
+        )
+    elif dip:
         reasons.append("throughput and latency" if recovered else GONE)
     if waited:
         reasons.append("application threads waited for cache")
@@ -306,7 +343,10 @@ def _why_not(ops_ratio: float | None, lat_ratio: float | None, slow: bool) -> li
         return [f"under {MIN_BASELINE_OPS:g} ops/s before it: too little load to judge"]
     out = []
     if ops_ratio > STALL_OPS_RATIO:
-        out.append(f"throughput held at {ops_ratio:.0%} of the baseline (a stall: {STALL_OPS_RATIO:.0%} or less)")
+        out.append(
+            f"throughput held at {ops_ratio:.0%} of the baseline (a stall: {STALL_OPS_RATIO:.0%} or less, "
+            f"or writes waiting {STALL_WAIT_MS:g} ms and {STALL_WAIT_RATIO:g}x the baseline)"
+        )
     if not slow and lat_ratio is None:
         out.append("no write latency figure to set against the baseline")
     elif not slow:

@@ -14,6 +14,8 @@ from ckptdiag.analysis.thresholds import (
     RECOVERY_WINDOW_S,
     STALL_LATENCY_RATIO,
     STALL_OPS_RATIO,
+    STALL_WAIT_MS,
+    STALL_WAIT_RATIO,
     UPDATES_NEAR_TARGET,
 )
 from ckptdiag.model.engine_config import EvictionSettings
@@ -27,7 +29,8 @@ def other_stalls(
 ) -> tuple[OtherStall, ...]:
     """Runs of samples away from every checkpoint (``in_episode`` False) that stall by the
     episodes' own yardstick, against the whole window's baseline: writes at most STALL_OPS_RATIO
-    of it with latency up STALL_LATENCY_RATIO or nothing completing; the load there before and
+    of it with latency up STALL_LATENCY_RATIO or nothing completing, or writes frozen (latency
+    STALL_WAIT_MS and STALL_WAIT_RATIO times the baseline or more); the load there before and
     back within RECOVERY_WINDOW_S; and, where latency is measured, operations that waited (latency
     up STALL_LATENCY_RATIO in the run or as it ends): a client that pauses is not a stall. Only
     runs in the ``own`` rows (a block's) are read; the others are context for before and after."""
@@ -39,10 +42,15 @@ def other_stalls(
     lat, base_lat = (cols.write_p99_ms, whole.write_p99_ms) if use_p99 else (cols.write_lat_ms, whole.write_lat_ms)
     with np.errstate(invalid="ignore"):
         low = ops <= STALL_OPS_RATIO * base_ops
-        slow = (ops == 0) | (lat >= STALL_LATENCY_RATIO * base_lat if base_lat else np.zeros(t.size, dtype=bool))
+        none = np.zeros(t.size, dtype=bool)
+        slow = (ops == 0) | (lat >= STALL_LATENCY_RATIO * base_lat if base_lat else none)
+        # writes froze (the episodes' rule, analysis/impact.py), in a second that served no more
+        # than the baseline: the one after a freeze serves its backlog, the freeze was before it
+        lost = ops <= base_ops
+        froze = lost & (lat >= STALL_WAIT_MS) & (lat >= STALL_WAIT_RATIO * base_lat) if base_lat else none
     measured = bool(np.isfinite(lat).any())
     flagged = np.zeros(t.size, dtype=bool)
-    flagged[own] = (low & slow & ~in_episode)[own]
+    flagged[own] = (((low & slow) | froze) & ~in_episode)[own]
     flagged[0] = False  # the first sample has no interval
     edges = np.flatnonzero(np.diff(np.concatenate(([0], flagged.astype(np.int8), [0]))))
     out: list[OtherStall] = []

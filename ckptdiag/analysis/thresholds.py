@@ -12,7 +12,12 @@
 * a **stall**: throughput in its worst second at most ``STALL_OPS_RATIO`` of the baseline while the
   write latency (p99 when histograms are recorded, else the mean) is at least
   ``STALL_LATENCY_RATIO`` times the baseline (or no write completed at all), on a server doing at
-  least ``MIN_BASELINE_OPS`` operations a second; or application threads waited for cache space
+  least ``MIN_BASELINE_OPS`` operations a second; or writes froze: their latency in a second of it
+  reached ``STALL_WAIT_MS`` and ``STALL_WAIT_RATIO`` times the baseline, whatever the throughput
+  (a freeze of a second, sampled once a second, falls across two intervals and the operations
+  queued behind it complete inside them: neither interval's throughput falls far, the latency
+  shows it; where the freeze lies against the samples decides the throughput, never the wait); or
+  application threads waited for cache space
   ``STALL_APP_WAIT_MS`` or more during it. The load must come back: if the median throughput of
   the ``RECOVERY_WINDOW_S`` after it stays under ``RECOVERY_RATIO`` of the baseline, the client
   went away (the workload ended), and that is not a stall;
@@ -39,6 +44,8 @@ MIN_BASELINE_OPS = 20.0
 STALL_OPS_RATIO = 0.6
 STALL_LATENCY_RATIO = 2.0
 STALL_APP_WAIT_MS = 500.0
+STALL_WAIT_MS = 500.0  # writes waited this long (p99, or the mean where no histogram is kept) ...
+STALL_WAIT_RATIO = 10.0  # ... and this many times the baseline: they froze, whatever the throughput
 HURT_OPS_RATIO = 0.8
 HURT_LATENCY_RATIO = 1.5
 CRITICAL_MIN_STALLS = 2

@@ -14,6 +14,12 @@ STALL_P99_RATIO = 10.0
 # A collapse is a stall whatever the latency says: on a busy host the baseline's own p99 can be a
 # queue's (324 ms once), and a second with 0.5 % of the writes was "no stall" by the 10x rule.
 COLLAPSE_OPS_RATIO = 0.1
+# Writes that froze are a stall whatever the throughput: a paced client's writes queue behind the
+# freeze and complete inside the same second (p99 500 ms and 10x the baseline or more). A 0.6 s
+# freeze then stalls whatever its phase against the seconds (across a boundary each keeps 70 %;
+# ending on one, the second keeps 40 %; inside one, 100 %). The analysis judges a checkpoint by the
+# same rule (analysis/thresholds.STALL_WAIT_MS).
+FREEZE_P99_MS = 500.0
 # The workload kept its paced rate when the baseline seconds reach 90 % of it. Below that the lab
 # fell behind (other processes held the host's CPUs, lab/slices.py, or the disk could not serve the
 # journal waits of that pace): its requests queue from
@@ -26,14 +32,16 @@ LOST_BELOW_RATIO = 0.9
 HOUR_S = 3600.0
 
 
-def stalled(ops_ratio: float | None, p99_ratio: float | None) -> bool:
-    """Throughput at 60 % of the baseline or less with p99 at 10x or more, or a collapse to 10 %:
-    the one rule for a checkpoint (its worst second) and for any second of a run."""
+def stalled(ops_ratio: float | None, p99_ratio: float | None, p99_ms: float | None = None) -> bool:
+    """Throughput at 60 % of the baseline or less with p99 at 10x or more, a collapse to 10 %, or
+    writes frozen (p99 ``FREEZE_P99_MS`` and 10x or more): the one rule for a checkpoint (its worst
+    second) and for any second of a run."""
     if ops_ratio is None:
         return False
     if ops_ratio <= COLLAPSE_OPS_RATIO:
         return True
-    return ops_ratio <= STALL_OPS_RATIO and p99_ratio is not None and p99_ratio >= STALL_P99_RATIO
+    slow = p99_ratio is not None and p99_ratio >= STALL_P99_RATIO
+    return slow and (ops_ratio <= STALL_OPS_RATIO or (p99_ms is not None and p99_ms >= FREEZE_P99_MS))
 
 
 @dataclass(frozen=True)
@@ -45,11 +53,12 @@ class CheckpointImpact:
     ops_ratio: float | None  # worst second's throughput / baseline median
     p99_ratio: float | None  # worst second's p99 / baseline median p99
     max_ms: float | None
+    p99_ms: float | None = None  # worst second's p99
 
     @property
     def stall(self) -> bool:
         """Its worst second stalled by :func:`stalled`."""
-        return stalled(self.ops_ratio, self.p99_ratio)
+        return stalled(self.ops_ratio, self.p99_ratio, self.p99_ms)
 
 
 @dataclass(frozen=True)
@@ -165,7 +174,8 @@ def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
         worst_p99 = max((s["p99_ms"] for s in inside if s["p99_ms"] is not None), default=None)
         p99_ratio = worst_p99 / base_p99 if worst_p99 is not None and base_p99 else None
         max_ms = max((s["max_ms"] for s in inside if s["max_ms"] is not None), default=None)
-        impacts.append(CheckpointImpact(start, end - start if end > start else None, ops_ratio, p99_ratio, max_ms))
+        duration = end - start if end > start else None
+        impacts.append(CheckpointImpact(start, duration, ops_ratio, p99_ratio, max_ms, worst_p99))
     mean_ops = statistics.fmean(s["ops"] for s in seconds) if seconds else None
     paced = (truth.get("config") or {}).get("write_rate")
     stalled_s = lost = 0.0
@@ -173,7 +183,9 @@ def summarize(truth: Mapping[str, Any], warmup_s: float = 5.0) -> TruthSummary:
         for s in seconds:
             ratio = s["ops"] / base_ops
             p99_ratio = s["p99_ms"] / base_p99 if s["p99_ms"] is not None and base_p99 else None
-            stalled_s += stalled(ratio, p99_ratio)
+            # a second that served more than the baseline serves a freeze's backlog: the freeze
+            # was in the seconds before it, counted there
+            stalled_s += stalled(ratio, p99_ratio, s["p99_ms"] if ratio <= 1.0 else None)
             lost += base_ops - s["ops"] if ratio <= LOST_BELOW_RATIO else 0.0
     return TruthSummary(
         base_ops,

@@ -52,7 +52,8 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     base = (
         f"baseline {fmt(s.baseline_ops, ',.0f')} writes/s, p99 {fmt(s.baseline_p99_ms, '.2f')} ms; "
         f"mean {fmt(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
-        f"(a stall: writes/s <= 60 % and p99 >= 10x the baseline, or writes/s <= 10 % whatever the p99)"
+        "(a stall: writes/s <= 60 % and p99 >= 10x the baseline, writes frozen: p99 >= 500 ms and 10x, "
+        "or writes/s <= 10 % whatever the p99)"
     )
     parts: list[RenderableType] = [table, Text(base)]
     if s.behind:

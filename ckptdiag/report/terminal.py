@@ -144,6 +144,7 @@ _SHORT = (
     ("no load in the", "no load"),
     ("load stopped with it", "load gone"),
     ("throughput and latency", "ops+latency"),
+    ("writes froze", "froze"),
     ("application threads waited", "cache wait"),
     ("too little load", "little load"),
     ("no write latency figure", "no latency"),
