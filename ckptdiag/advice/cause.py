@@ -41,6 +41,7 @@ from ckptdiag.advice.model import (
     flush_at_target,
     held_bytes,
     median,
+    prepare_bound,
     typical_share,
 )
 from ckptdiag.advice.text import mb
@@ -150,7 +151,8 @@ def journal_evidence(dx: Diagnosis) -> str | None:
 
 def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     kept = median([e.impact.ops_ratio for e in hurting if e.impact.ops_ratio is not None])
-    slow = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
+    # a checkpoint that spent its time preparing held the schema lock, not the disk
+    slow = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2 and not prepare_bound(e)]
     evicting = dx.eviction.app_evicted_pages > 0 or dx.eviction.app_wait_s > 0
     if kept is None or kept > STOPPED_OPS_RATIO or not slow or evicting:
         return None

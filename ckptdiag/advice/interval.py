@@ -7,7 +7,14 @@ from dataclasses import dataclass
 
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
 from ckptdiag.advice.kinds import IO_THROTTLED
-from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
+from ckptdiag.advice.model import (
+    PREPARE_BOUND_SHARE,
+    CheckpointShape,
+    at_interval,
+    checkpoint_shape,
+    finished,
+    median,
+)
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
@@ -22,9 +29,6 @@ TARGET_CHECKPOINT_S = 1.0  # aim for checkpoints the disk writes in about a seco
 # most of its writes (the interval floor below still applies)
 STOPPED_OPS_RATIO = 0.1
 TARGET_STOPPED_CHECKPOINT_S = 0.3
-# a checkpoint whose prepare (the handles it gathers) is half its time or more is not shortened
-# by an interval: the prepare is the same at any interval
-FIXED_SHARE = 0.5
 MIN_INTERVAL_S = 10.0  # shorter: root pages of every table rewritten several times a minute
 INTERVAL_HEADROOM = 3.0  # the interval stays >= 3x the predicted checkpoint
 NICE_INTERVALS = (300, 240, 180, 120, 90, 60, 45, 30, 20, 15, 10)
@@ -61,7 +65,7 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     now = checkpoint_shape(dx, interval)
     if now is None or not now.duration_s:
         return None
-    if now.fixed_s >= FIXED_SHARE * now.duration_s:
+    if now.fixed_s >= PREPARE_BOUND_SHARE * now.duration_s:
         # most of it is the walk over every handle, the same at any interval: a shorter one would
         # repeat that freeze more often (the handles cause says what to do instead)
         return None

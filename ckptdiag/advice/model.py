@@ -179,5 +179,25 @@ def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None
 
 def _prepared_s(focus: Sequence[Episode]) -> float:
     """The typical prepare of these checkpoints, where the server times it (7.1+), else 0."""
-    timed = [p.prepare_s if p.prepare_s is not None else p.handles_s for e in focus if (p := e.phases) is not None]
-    return median([v for v in timed if v is not None]) or 0.0
+    return median([v for e in focus if (v := prepare_s(e)) is not None]) or 0.0
+
+
+def prepare_s(e: Episode) -> float | None:
+    """The seconds checkpoint ``e`` spent preparing (gathering its handles included), where the
+    server times it."""
+    p = e.phases
+    if p is None:
+        return None
+    return p.prepare_s if p.prepare_s is not None else p.handles_s
+
+
+# a checkpoint whose prepare took this share of it or more spent its time under the schema lock,
+# not writing: an interval does not shorten it, and what waited for it waited for the lock, not
+# for the disk
+PREPARE_BOUND_SHARE = 0.5
+
+
+def prepare_bound(e: Episode) -> bool:
+    """Whether checkpoint ``e`` spent half its time or more preparing (by the server's timing)."""
+    spent = prepare_s(e)
+    return spent is not None and bool(e.duration_s) and spent >= PREPARE_BOUND_SHARE * float(e.duration_s or 0)

@@ -9,6 +9,7 @@ from ckptdiag.advice.cause import journal_evidence
 from ckptdiag.advice.cause_gauges import SNAPSHOT_WINDOW_SINCE
 from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, OTHER_WRITER, STUCK, Cause
+from ckptdiag.advice.model import prepare_bound
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.verdict import hurts
@@ -177,13 +178,17 @@ def _cause_checks(causes: Sequence[Cause]) -> list[Recommendation]:
 def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
     """The checks this run's figures, and the ``causes`` classified from them, point to."""
     hurting = [e for e in dx.episodes if hurts(e)]
-    checks = (_history(dx, causes), _disk(dx), _filesystem(dx, len(hurting)))
+    # ext4's fdatasync can hold the journal up behind a checkpoint's syncs, not behind its prepare
+    syncing = sum(not prepare_bound(e) for e in hurting)
+    checks = (_history(dx, causes), _disk(dx), _filesystem(dx, syncing))
     out = [*_cause_checks(causes), *(n for n in checks if n is not None)]
     commit = dx.settings.commit_ms.value
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
         out.append(_journal_commit(dx))
     app = dx.eviction.app_evicted_pages + dx.eviction.app_wait_s
-    slow_writes = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2]
+    # a checkpoint that spent its time preparing held the schema lock, not the disk: what waited
+    # for it waited for the lock
+    slow_writes = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2 and not prepare_bound(e)]
     journaled = journal_evidence(dx)
     if slow_writes and not app and journaled is not None:  # unjournaled writes do not wait for it
         out.append(

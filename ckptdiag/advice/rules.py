@@ -119,7 +119,8 @@ def _summary(recs: list[Recommendation], causes: tuple[Cause, ...]) -> str:
         lead = causes[0].title + (f" (also: {'; '.join(c.title for c in causes[1:])})" if causes[1:] else "") + ": "
     settings = [r for r in recs if r.kind == "setting"]
     if not settings:
-        return lead + "no setting to change" + (f"; {len(recs)} things to check" if recs else "")
+        checks = f"; {len(recs)} thing{'s' if len(recs) != 1 else ''} to check" if recs else ""
+        return lead + "no setting to change" + checks
     return lead + "; ".join(r.title[0].lower() + r.title[1:] for r in settings)
 
 
