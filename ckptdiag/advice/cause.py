@@ -18,7 +18,7 @@ evidence shows is not given).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ckptdiag.advice.cause_gauges import handles_counted, history, other_writer, stuck
 from ckptdiag.advice.kinds import (
@@ -149,10 +149,16 @@ def journal_evidence(dx: Diagnosis) -> str | None:
     )
 
 
+def slowed_while_writing(hurting: Sequence[Episode]) -> list[Episode]:
+    """The checkpoints in which write latency rose 2x or more while they wrote: not those that
+    spent half their time or more preparing, which held the schema lock, not the disk (what
+    waited for them waited for the lock)."""
+    return [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2 and not prepare_bound(e)]
+
+
 def _journal(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     kept = median([e.impact.ops_ratio for e in hurting if e.impact.ops_ratio is not None])
-    # a checkpoint that spent its time preparing held the schema lock, not the disk
-    slow = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2 and not prepare_bound(e)]
+    slow = slowed_while_writing(hurting)
     evicting = dx.eviction.app_evicted_pages > 0 or dx.eviction.app_wait_s > 0
     if kept is None or kept > STOPPED_OPS_RATIO or not slow or evicting:
         return None

@@ -7,14 +7,7 @@ from dataclasses import dataclass
 
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
 from ckptdiag.advice.kinds import IO_THROTTLED
-from ckptdiag.advice.model import (
-    PREPARE_BOUND_SHARE,
-    CheckpointShape,
-    at_interval,
-    checkpoint_shape,
-    finished,
-    median,
-)
+from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
@@ -65,7 +58,7 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     now = checkpoint_shape(dx, interval)
     if now is None or not now.duration_s:
         return None
-    if now.fixed_s >= PREPARE_BOUND_SHARE * now.duration_s:
+    if now.prepare_bound:
         # most of it is the walk over every handle, the same at any interval: a shorter one would
         # repeat that freeze more often (the handles cause says what to do instead)
         return None

@@ -53,6 +53,11 @@ class CheckpointShape:
     fixed_s: float = 0.0
 
     @property
+    def prepare_bound(self) -> bool:
+        """Whether its fixed part (its prepare) is half its duration or more (see :func:`prepare_bound`)."""
+        return _mostly_prepare(self.fixed_s, self.duration_s)
+
+    @property
     def held_bytes(self) -> float:
         """Eviction's writes the kernel still holds when the checkpoint syncs: they go with it."""
         return held_bytes(self.other_b_s, self.interval_s)
@@ -199,5 +204,8 @@ PREPARE_BOUND_SHARE = 0.5
 
 def prepare_bound(e: Episode) -> bool:
     """Whether checkpoint ``e`` spent half its time or more preparing (by the server's timing)."""
-    spent = prepare_s(e)
-    return spent is not None and bool(e.duration_s) and spent >= PREPARE_BOUND_SHARE * float(e.duration_s or 0)
+    return _mostly_prepare(prepare_s(e), e.duration_s)
+
+
+def _mostly_prepare(prepare: float | None, duration: float | None) -> bool:
+    return prepare is not None and bool(duration) and prepare >= PREPARE_BOUND_SHARE * float(duration or 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ckptdiag.advice.cause import journal_evidence
+from ckptdiag.advice.cause import journal_evidence, slowed_while_writing
 from ckptdiag.advice.cause_gauges import SNAPSHOT_WINDOW_SINCE
 from ckptdiag.advice.changes import ParameterChange
 from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, OTHER_WRITER, STUCK, Cause
@@ -186,9 +186,7 @@ def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
     if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
         out.append(_journal_commit(dx))
     app = dx.eviction.app_evicted_pages + dx.eviction.app_wait_s
-    # a checkpoint that spent its time preparing held the schema lock, not the disk: what waited
-    # for it waited for the lock
-    slow_writes = [e for e in hurting if (e.impact.write_latency_ratio or 0) >= 2 and not prepare_bound(e)]
+    slow_writes = slowed_while_writing(hurting)
     journaled = journal_evidence(dx)
     if slow_writes and not app and journaled is not None:  # unjournaled writes do not wait for it
         out.append(

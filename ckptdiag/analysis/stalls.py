@@ -46,8 +46,8 @@ def other_stalls(
         slow = (ops == 0) | (lat >= STALL_LATENCY_RATIO * base_lat if base_lat else none)
         # writes froze (the episodes' rule, analysis/impact.py), in a second that served no more
         # than the baseline: the one after a freeze serves its backlog, the freeze was before it
-        lost = ops <= base_ops
-        froze = lost & (lat >= STALL_WAIT_MS) & (lat >= STALL_WAIT_RATIO * base_lat) if base_lat else none
+        no_backlog = ops <= base_ops
+        froze = no_backlog & (lat >= STALL_WAIT_MS) & (lat >= STALL_WAIT_RATIO * base_lat) if base_lat else none
     measured = bool(np.isfinite(lat).any())
     flagged = np.zeros(t.size, dtype=bool)
     flagged[own] = (((low & slow) | froze) & ~in_episode)[own]
