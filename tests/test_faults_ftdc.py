@@ -267,6 +267,21 @@ def test_samples_with_an_impossible_time_are_dropped_and_said(tmp_path: Path) ->
     assert proc.returncode == 0 and "time outside 1970-2255" in proc.stderr, proc.stderr
 
 
+def test_an_impossible_time_is_said_of_its_own_chunk_among_chunks_read_together(tmp_path: Path) -> None:
+    """Consecutive chunks of one shape are read as one run; the damage still names the chunk."""
+    from ftdc_writer import _chunk
+
+    docs = SimServer(checkpoints=[(30, 32)]).documents([float(i) for i in range(300)])
+    docs[150]["start"] = dt.datetime(9000, 1, 1, tzinfo=dt.timezone.utc)
+    datas = [_chunk(docs[:100]), _chunk(docs[100:200]), _chunk(docs[200:])]
+    path = ftdc_file(tmp_path / "metrics.three", *datas)
+    data = read_ftdc([path])
+    assert len(data.frame) == 299
+    first = len(bson.encode({"_id": T0, "type": 0, "doc": {"buildInfo": {}}}))
+    second = first + len(bson.encode({"_id": T0, "type": 1, "data": bson.Binary(datas[0])}))
+    assert data.reports[0].damage == [f"1 sample of the chunk at byte {second} has a time outside 1970-2255 (dropped)"]
+
+
 def test_a_checkpoint_counter_jump_in_ftdc_is_a_note_not_a_million_checkpoints(tmp_path: Path) -> None:
     from ftdc_writer import _chunk
 

@@ -22,6 +22,10 @@ from ckptdiag.sources.ftdc.assemble import MARK_READS, Piece, block_of, frame_of
 from ckptdiag.sources.ftdc.files import Chunk, FileReport, FtdcError, Metadata, ftdc_files, last_chunks, read_selected
 from ckptdiag.sources.ftdc.reference import Selection
 
+# consecutive chunks of one shape taken together, up to this many samples (mongod's chunks hold
+# ~300: 14 of them): the steps from a chunk's values to its piece cost one pass a run
+RUN_SAMPLES = 4096
+
 
 @dataclass
 class FtdcData:
@@ -213,10 +217,13 @@ def _windows(
     cache: dict[str, Any],
     keep: Callable[[str], bool] | None,
 ) -> Iterator[Piece]:
-    """A file's mongod chunks inside the window, as :func:`_in_window` gives them; its metadata
-    and report go to ``into``."""
+    """A file's mongod chunks inside the window, as :func:`_in_window` gives them, consecutive
+    chunks of one shape (up to ``RUN_SAMPLES`` samples) taken together; its metadata and report
+    go to ``into``."""
     report = FileReport(str(file))
     into.reports.append(report)
+    run: list[Chunk] = []
+    held = 0
     for item in read_selected(file, in_dir, report, _wanted(keep), cache, window):
         if isinstance(item, Metadata):
             into.metadata.append({"start_ms": item.start_ms, "type": item.kind, "doc": item.doc})
@@ -224,7 +231,15 @@ def _windows(
         if not layout_of(item.selection).mongod:
             continue  # not mongod's: another FTDC producer (genny, cedar) or a foreign collector
         into.mongod = True
-        piece = _in_window(item, window, report)
+        if run and (item.selection is not run[0].selection or held >= RUN_SAMPLES):
+            piece = _in_window(run, window, report)
+            if piece is not None:
+                yield piece
+            run, held = [], 0
+        run.append(item)
+        held += item.samples
+    if run:
+        piece = _in_window(run, window, report)
         if piece is not None:
             yield piece
 
@@ -239,7 +254,7 @@ def last_row(
     for chunk in last_chunks(file, _wanted(keep), cache):
         if not layout_of(chunk.selection).mongod:
             continue
-        piece = _in_window(chunk, window, scratch)
+        piece = _in_window([chunk], window, scratch)
         if piece is not None:
             return block_of([piece]).seam()
     return None
@@ -280,23 +295,23 @@ def _nothing_read(reports: list[FileReport]) -> FtdcError:
     return FtdcError("no FTDC metric chunks found", "give mongod's diagnostic.data directory or its metrics.* files")
 
 
-def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> Piece | None:
-    """A chunk's frame columns for its samples inside the window -> (names, block, times in s), or
-    None when none is. The names list is one object per shape: :func:`~.assemble.block_of` joins a run of one
-    shape at once. Samples whose time is impossible are dropped and counted in ``report``."""
+def _in_window(chunks: list[Chunk], window: TimeWindow, report: FileReport) -> Piece | None:
+    """Chunks' frame columns for their samples inside the window -> (names, block, times in s), or
+    None when none is. The chunks are consecutive and of one shape (one :class:`Selection`):
+    taken together, a file's ~300-sample chunks cost one pass of the steps below, not one each
+    (those steps' per-call overhead was most of their cost). The names list is one object per
+    shape: :func:`~.assemble.block_of` joins a run of one shape at once. Samples whose time is
+    impossible are dropped and counted in ``report``, chunk by chunk."""
     from ckptdiag.model.sanity import plausible_times
 
-    layout = layout_of(chunk.selection)
+    layout = layout_of(chunks[0].selection)
     if layout.start < 0:
         return None
-    start = chunk.values[layout.start]
+    values = chunks[0].values if len(chunks) == 1 else np.concatenate([c.values for c in chunks], axis=1)
+    start = values[layout.start]
     keep = plausible_times(start / 1000.0)
     if not keep.all():
-        bad = int(start.size - keep.sum())
-        report.damage.append(
-            f"{bad} sample{'s' if bad > 1 else ''} of the chunk at byte {chunk.offset} "
-            f"{'have' if bad > 1 else 'has'} a time outside 1970-2255 (dropped)"
-        )
+        _implausible(chunks, keep, report)
     if keep.any():  # the file's own range, for an empty window's error
         seen = start[keep]
         low, high = float(seen.min()), float(seen.max())
@@ -305,5 +320,18 @@ def _in_window(chunk: Chunk, window: TimeWindow, report: FileReport) -> Piece | 
     keep &= window.keep_ms(start)
     if not keep.any():
         return None
-    block = layout.block(chunk.values)
+    block = layout.block(values)
     return layout.names, block[:, keep] if not keep.all() else block, start[keep] / 1000.0
+
+
+def _implausible(chunks: list[Chunk], keep: np.ndarray, report: FileReport) -> None:
+    """Each chunk's samples whose time is impossible (``keep`` False), counted in ``report``."""
+    at = 0
+    for chunk in chunks:
+        bad = int(chunk.samples - np.count_nonzero(keep[at : at + chunk.samples]))
+        at += chunk.samples
+        if bad:
+            report.damage.append(
+                f"{bad} sample{'s' if bad > 1 else ''} of the chunk at byte {chunk.offset} "
+                f"{'have' if bad > 1 else 'has'} a time outside 1970-2255 (dropped)"
+            )
