@@ -106,3 +106,31 @@ def test_a_source_checkout_without_kernels_says_so_once(tmp_path: Path) -> None:
         timeout=120,
     )
     assert ("compiled kernels" in proc.stderr) == bool(fastpath.missing())
+
+
+@pytest.mark.parametrize(
+    ("signal_exc", "status", "line"),
+    [("Terminated", 143, "stopped by SIGTERM"), ("KeyboardInterrupt", 130, "interrupted")],
+)
+def test_a_signal_that_a_cleanup_turned_into_another_error_still_stops_as_the_signal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], signal_exc: str, status: int, line: str
+) -> None:
+    """SIGTERM landing in a library's lock handling came out as "release unlocked lock" (the
+    lock's ``finally``); the exit is the signal's, not an "unexpected" error's."""
+    import ckptdiag.cli as cli_module
+    from ckptdiag.errors import Terminated
+
+    stop = Terminated() if signal_exc == "Terminated" else KeyboardInterrupt()
+
+    def interrupted_cleanup(**_kwargs: object) -> None:
+        try:
+            raise stop
+        finally:
+            raise RuntimeError("release unlocked lock")
+
+    monkeypatch.setattr(cli_module.cli, "main", interrupted_cleanup)
+    with pytest.raises(SystemExit) as exited:
+        cli_module.main(["report", "x"])
+    assert exited.value.code == status
+    err = capsys.readouterr().err
+    assert line in err and "unexpected" not in err

@@ -12,7 +12,7 @@ import sys
 import threading
 import traceback
 import warnings
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -80,12 +80,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(ExitStatus.USAGE)
         _err(f"error: {exc.format_message()}")
         sys.exit(ExitStatus.ERROR)
-    except KeyboardInterrupt:
-        _err("interrupted")
-        sys.exit(ExitStatus.INTERRUPTED)
-    except Terminated:
-        _err("stopped by SIGTERM (nothing half-written is left behind)")
-        sys.exit(ExitStatus.TERMINATED)
+    except (KeyboardInterrupt, Terminated) as exc:
+        _stopped(exc)
     except BrokenPipeError:
         # the reader of our stdout went away (| head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -94,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
         _err(f"error: {permission_line(exc)}")
         sys.exit(ExitStatus.ERROR)
     except Exception as exc:  # noqa: BLE001 - the one place that catches everything
+        stop = _signal_behind(exc)
+        if stop is not None:
+            _stopped(stop)
         if debug:
             traceback.print_exc()
         _err(f"error: unexpected {type(exc).__name__}: {exc} (hint: rerun with --debug and report it)")
@@ -102,6 +101,30 @@ def main(argv: list[str] | None = None) -> None:
         restore_streams(streams)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(signal_exc: BaseException) -> NoReturn:
+    """Ctrl-C or SIGTERM: one line and its exit status."""
+    if isinstance(signal_exc, Terminated):
+        _err("stopped by SIGTERM (nothing half-written is left behind)")
+        sys.exit(ExitStatus.TERMINATED)
+    _err("interrupted")
+    sys.exit(ExitStatus.INTERRUPTED)
+
+
+def _signal_behind(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM that ``exc`` was raised while handling, if any. A signal's exception
+    lands wherever the main thread is, and a library's cleanup on its way out can raise its own
+    over it (seen: SIGTERM inside the driver's connection handshake became "release unlocked
+    lock" from a ``finally`` that released a lock the signal had kept it from taking)."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, (KeyboardInterrupt, Terminated)):
+            return at
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return None
 
 
 def permission_line(exc: PermissionError) -> str:
