@@ -20,6 +20,12 @@ COLLAPSE_OPS_RATIO = 0.1
 # ending on one, the second keeps 40 %; inside one, 100 %). The analysis judges a checkpoint by the
 # same rule (analysis/thresholds.STALL_WAIT_MS).
 FREEZE_P99_MS = 500.0
+# the rule above in words, as the lab's report prints it beside its counts
+STALL_RULE = (
+    f"writes/s <= {STALL_OPS_RATIO * 100:.0f} % and p99 >= {STALL_P99_RATIO:g}x the baseline, writes frozen: "
+    f"p99 >= {FREEZE_P99_MS:g} ms and {STALL_P99_RATIO:g}x, "
+    f"or writes/s <= {COLLAPSE_OPS_RATIO * 100:.0f} % whatever the p99"
+)
 # The workload kept its paced rate when the baseline seconds reach 90 % of it. Below that the lab
 # fell behind (other processes held the host's CPUs, lab/slices.py, or the disk could not serve the
 # journal waits of that pace): its requests queue from

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ckptdiag.lab.run import LabRun
-from ckptdiag.lab.truth import TruthFigures, TruthSummary, figures, match
+from ckptdiag.lab.truth import STALL_RULE, TruthFigures, TruthSummary, figures, match
 from ckptdiag.report.compare import Row, rows_table
 from ckptdiag.report.fmt import fmt
 
@@ -52,8 +52,7 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     base = (
         f"baseline {fmt(s.baseline_ops, ',.0f')} writes/s, p99 {fmt(s.baseline_p99_ms, '.2f')} ms; "
         f"mean {fmt(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
-        "(a stall: writes/s <= 60 % and p99 >= 10x the baseline, writes frozen: p99 >= 500 ms and 10x, "
-        "or writes/s <= 10 % whatever the p99)"
+        f"(a stall: {STALL_RULE})"
     )
     parts: list[RenderableType] = [table, Text(base)]
     if s.behind:
