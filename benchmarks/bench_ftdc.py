@@ -153,10 +153,13 @@ def moved_copy(src: Path, dst: Path, at_ms: int | None) -> int:
 
     options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_MS)
     docs = list(bson.decode_all(src.read_bytes(), options))
-    first = int(docs[0]["_id"])
+    # the first *sample* begins the copy: a file's first document need not be its earliest (one of
+    # the largest real files opens with a metadata document 16 days after its first chunk)
+    chunks = [int(doc["_id"]) for doc in docs if doc.get("type") == 1]
+    first = min(chunks) if chunks else int(docs[0]["_id"])
     shift = 0 if at_ms is None else at_ms - first
     out = bytearray()
-    end = first
+    end = first + shift
     for doc in docs:
         doc["_id"] = DatetimeMS(int(doc["_id"]) + shift)
         if doc.get("type") == 1:
