@@ -10,6 +10,7 @@ from conftest import shared_path
 from synth import Server
 
 from ckptdiag.analysis.diagnosis import diagnose, hurts
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import find_episodes, period
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.series import derive
@@ -182,7 +183,7 @@ def test_without_checkpoint_statistics_disk_bursts_stand_in() -> None:
     d = derive(server.frame())
     episodes = find_episodes(d)
     assert [e.evidence for e in episodes] == ["disk-burst"] * 10
-    assert period(episodes)[0] == pytest.approx(60)
+    assert period(Episodes.of(episodes))[0] == pytest.approx(60)
     dx = diagnose(d, ServerFacts())
     assert any("disk write bursts" in n for n in dx.evidence)
 

@@ -14,6 +14,7 @@ from ckptdiag.advice.kinds import DIRTY_RAISED, DISK_SATURATED, EVICTION_BEHIND,
 from ckptdiag.advice.recommendation import Advice, Recommendation
 from ckptdiag.advice.rules import lowers_a_trigger, recommend, without_contradictions
 from ckptdiag.analysis.diagnosis import diagnose
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.series import derive
 from ckptdiag.model.engine_config import percent_of_cache, resolve
 from ckptdiag.model.facts import ServerFacts
@@ -265,7 +266,7 @@ def test_checkpoints_that_spent_their_time_preparing_are_not_put_on_the_journal_
 
     def timed(prepare_s: float) -> Advice:
         phases = Phases(prepare_s=prepare_s, handles_s=prepare_s, handles=32_000.0)
-        episodes = tuple(dataclasses.replace(e, phases=phases) for e in dx.episodes)
+        episodes = Episodes.of(dataclasses.replace(e, phases=phases) for e in dx.episodes)
         return recommend(dataclasses.replace(dx, episodes=episodes))
 
     writing, preparing = timed(0.1), timed(1.5)

@@ -47,7 +47,7 @@ from ckptdiag.advice.model import (
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis, Episode, Phases
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurting_checkpoints
 from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache
 
 SATURATED_UTIL_PCT = 90.0  # %util a disk shows when it takes no more
@@ -59,7 +59,7 @@ JOURNALED_SYNCS_FACTOR = 3.0
 
 
 def _hurting(dx: Diagnosis) -> list[Episode]:
-    return [e for e in dx.episodes if hurts(e) and e.evidence != "disk-burst"]
+    return list(dx.episodes.take(hurting_checkpoints(dx.episodes)))
 
 
 def _throttled(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:

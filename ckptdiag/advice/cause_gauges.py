@@ -134,7 +134,7 @@ def handles_counted(dx: Diagnosis, phased: list[Cause]) -> Cause | None:
     them (before 4.2.12 and 4.4.3), or where it does and the walk is not what took the time: then
     the count alone is evidence, not the cause. Named only in the first case."""
     handles = dx.pinning.data_handles_max if dx.pinning is not None else None
-    timed = any(e.phases is not None and e.phases.handles_s is not None for e in dx.episodes)
+    timed = bool((dx.episodes.flags("phases") & dx.episodes.known("phases.handles_s")).any())
     if handles is None or handles < HANDLES_MANY or timed or any(c.kind == HANDLES for c in phased):
         return None
     return Cause(

@@ -13,7 +13,7 @@ from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figures
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurting
 from ckptdiag.model.engine_config import (
     DEFAULT_DIRTY_TARGET,
     DEFAULT_DIRTY_TRIGGER,
@@ -98,7 +98,7 @@ def decide_dirty(dx: Diagnosis, causes: frozenset[str]) -> DirtyDecision | None:
     less than ``MIN_GAIN`` (the kernel still holds what eviction wrote in its last 30 s)."""
     ev = dx.settings.eviction
     cache, found = dx.settings.cache_bytes.value, dx.eviction.dirty_pct_max
-    if not any(hurts(e) for e in dx.episodes) or not cache or not found:
+    if not hurting(dx.episodes).any() or not cache or not found:
         return None
     rate = _disk_rate(dx, causes)
     target_pct, raised, sized_from = _target_pct(dx, cache, rate)

@@ -12,7 +12,7 @@ from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figures
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurting_checkpoints
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S, EngineSettings
 
 TARGET_CHECKPOINT_S = 1.0  # aim for checkpoints the disk writes in about a second
@@ -51,7 +51,7 @@ class IntervalDecision:
 
 def decide(dx: Diagnosis) -> IntervalDecision | None:
     """The interval to recommend, or None when a shorter one would not help enough."""
-    hurting = [e for e in dx.episodes if hurts(e) and e.evidence != "disk-burst"]
+    hurting = int(hurting_checkpoints(dx.episodes).sum())
     if not hurting:
         return None
     interval = dx.checkpoint_period_s or dx.settings.interval.value or DEFAULT_INTERVAL_S
@@ -78,7 +78,7 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     configured = dx.settings.interval.value or interval
     if new >= min(interval, configured) or (after.duration_s or 0) * INTERVAL_HEADROOM > new:
         return None
-    return IntervalDecision(interval, configured, new, now, after, aim, kept if stopped else None, len(hurting))
+    return IntervalDecision(interval, configured, new, now, after, aim, kept if stopped else None, hurting)
 
 
 def _evidence(dx: Diagnosis, d: IntervalDecision) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ckptdiag.analysis.results import Diagnosis, Episode
 from ckptdiag.analysis.summary import figures
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurting
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 
 # Linux writes back what a process wrote (and did not sync) once it has been dirty this long
@@ -142,10 +142,11 @@ def flush_at_target(dx: Diagnosis, target_pct: float, held: bool) -> tuple[float
     return sync_bytes(bytes_now, 1.0, period, other), sync_bytes(bytes_now, share, period, other)
 
 
-def finished(dx: Diagnosis, *, focus: bool = True) -> list[Episode]:
+def finished(dx: Diagnosis, *, focus: bool = True) -> Sequence[Episode]:
     """The checkpoints that finished in the window: those that hurt when any did (``focus``), else all."""
-    done = [e for e in dx.episodes if e.end is not None]
-    return ([e for e in done if hurts(e)] or done) if focus else done
+    done = dx.episodes.known("end")
+    hurt = done & hurting(dx.episodes)
+    return dx.episodes.take(hurt if focus and hurt.any() else done)
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -163,10 +164,12 @@ def typical_share(episodes: Sequence[Episode], part: Callable[[Episode], float |
 
 def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None:
     """The measured typical checkpoint (the ones that hurt, else all) at ``interval_s``."""
-    done = [e for e in dx.episodes if e.end is not None and e.evidence != "disk-burst"]
-    focus = [e for e in done if hurts(e)] or done
-    durations = [float(e.duration_s) for e in focus if e.duration_s]
-    written = [float(e.bytes_written) for e in focus if e.bytes_written]
+    burst = dx.episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
+    done = dx.episodes.known("end") & ~burst
+    hurt = done & hurting(dx.episodes)
+    focus = dx.episodes.take(hurt if hurt.any() else done)
+    durations = [x for x in focus.present("duration_s").tolist() if x]
+    written = [x for x in focus.present("bytes_written").tolist() if x]
     if not durations:
         return None
     ratios = figures(finished(dx), lambda m: m.ops_ratio)

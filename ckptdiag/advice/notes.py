@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ckptdiag.advice.cause import journal_evidence, slowed_while_writing
 from ckptdiag.advice.cause_gauges import SNAPSHOT_WINDOW_SINCE
 from ckptdiag.advice.changes import ParameterChange
@@ -12,7 +14,7 @@ from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, OTHER_WRITER, STUCK, 
 from ckptdiag.advice.model import prepare_bound
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurting
 from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS
 
 SATURATED_UTIL_PCT = 90.0
@@ -44,17 +46,17 @@ def _note(
 
 
 def _disk(dx: Diagnosis) -> Recommendation | None:
-    hurting = [e for e in dx.episodes if hurts(e)]
-    saturated = [e for e in hurting if (e.impact.util_pct_peak or 0) >= SATURATED_UTIL_PCT]
-    if not (hurting and dx.disk and len(saturated) * 2 >= len(hurting)):
+    hurt = dx.episodes.take(hurting(dx.episodes))
+    saturated = hurt.take(np.nan_to_num(hurt.floats("impact.util_pct_peak")) >= SATURATED_UTIL_PCT)
+    if not (len(hurt) and dx.disk and len(saturated) * 2 >= len(hurt)):
         return None
-    peak = max(float(e.impact.write_mb_s_peak or 0) for e in saturated)
+    peak = float(np.nan_to_num(saturated.floats("impact.write_mb_s_peak")).max())
     return _note(
         "disk",
         "disk",
         f"Disk {dx.disk} cannot absorb the checkpoint burst",
         (
-            f"{dx.disk} {SATURATED_UTIL_PCT:.0f} %+ busy in {len(saturated)} of {len(hurting)} checkpoints that "
+            f"{dx.disk} {SATURATED_UTIL_PCT:.0f} %+ busy in {len(saturated)} of {len(hurt)} checkpoints that "
             f"hurt; peak {peak:.0f} MB/s",
         ),
         "smaller bursts (above) spread the same writes; otherwise a disk with more write throughput",
@@ -177,16 +179,16 @@ def _cause_checks(causes: Sequence[Cause]) -> list[Recommendation]:
 
 def notes(dx: Diagnosis, causes: Sequence[Cause]) -> list[Recommendation]:
     """The checks this run's figures, and the ``causes`` classified from them, point to."""
-    hurting = [e for e in dx.episodes if hurts(e)]
+    hurt = list(dx.episodes.take(hurting(dx.episodes)))
     # ext4's fdatasync can hold the journal up behind a checkpoint's syncs, not behind its prepare
-    syncing = sum(not prepare_bound(e) for e in hurting)
+    syncing = sum(not prepare_bound(e) for e in hurt)
     checks = (_history(dx, causes), _disk(dx), _filesystem(dx, syncing))
     out = [*_cause_checks(causes), *(n for n in checks if n is not None)]
     commit = dx.settings.commit_ms.value
-    if commit is not None and commit < DEFAULT_COMMIT_MS and hurting:
+    if commit is not None and commit < DEFAULT_COMMIT_MS and hurt:
         out.append(_journal_commit(dx))
     app = dx.eviction.app_evicted_pages + dx.eviction.app_wait_s
-    slow_writes = slowed_while_writing(hurting)
+    slow_writes = slowed_while_writing(hurt)
     journaled = journal_evidence(dx)
     if slow_writes and not app and journaled is not None:  # unjournaled writes do not wait for it
         out.append(

@@ -64,7 +64,7 @@ def diagnose_cluster(members: Sequence[tuple[str, Diagnosis]]) -> ClusterDiagnos
 
 
 def _summary(name: str, dx: Diagnosis, primary: Diagnosis | None) -> MemberSummary:
-    growth = [e.impact.repl_lag_growth_s for e in dx.episodes if e.impact.repl_lag_growth_s is not None]
+    growth = dx.episodes.present("impact.repl_lag_growth_s").tolist()
     behind = primary if dx.role == "secondary" else None  # the primary this secondary serves
     return MemberSummary(
         name,
@@ -84,7 +84,7 @@ def _stall_buckets(secondary: Diagnosis, tl: pd.DataFrame) -> list[np.ndarray]:
     t = tl["t"].to_numpy(dtype="float64")
     step = float(np.median(np.diff(t))) if t.size > 1 else 1.0
     out = []
-    for e in secondary.episodes:
+    for e in secondary.episodes.take(secondary.episodes.flags("impact.stall")):
         if e.stall:
             end = e.end if e.end is not None else e.start
             out.append((t + step >= e.start) & (t <= end + 1.0))

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import period
 from ckptdiag.analysis.evidence import evidence
 from ckptdiag.analysis.history import growth_findings, history
 from ckptdiag.analysis.overdue import overdue_findings
 from ckptdiag.analysis.phases import longest_finding
 from ckptdiag.analysis.replication import lag_finding
-from ckptdiag.analysis.results import Diagnosis, Episode, History, Overdue
+from ckptdiag.analysis.results import Diagnosis, History, Overdue
 from ckptdiag.analysis.summary import summary_sentence
 from ckptdiag.analysis.verdict import hurts, verdict
 from ckptdiag.analysis.window import WindowDiagnoser, disk_note
@@ -42,7 +43,7 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
     w.finish()
     assert w.t0 is not None and w.t1 is not None
     settings = engine_config.resolve(w.facts, w.cache_bytes)
-    episodes = tuple(w.episodes)
+    episodes = Episodes.join(w.blocks)
     late = tuple(w.overdue.found) if w.overdue is not None else ()
     eviction = w.eviction.summary(w.overdue.stale_levels if w.overdue is not None else np.zeros(4))
     whole, base_notes = w.baseline.baseline(bool(episodes))
@@ -103,7 +104,7 @@ def _disk_writes(w: WindowDiagnoser) -> tuple[float, float] | None:
 
 
 def _with_time(
-    judged: tuple[str, tuple[str, ...]], episodes: Sequence[Episode], late: Sequence[Overdue], told: History | None
+    judged: tuple[str, tuple[str, ...]], episodes: Episodes, late: Sequence[Overdue], told: History | None
 ) -> tuple[str, tuple[str, ...]]:
     """The verdict with what time shows beyond each episode: overdue checkpoints (never ok: dirty
     data waited intervals on end), replication lag growing through them, figures growing over days."""

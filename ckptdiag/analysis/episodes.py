@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Episode
 from ckptdiag.analysis.stats import sums_before
 
@@ -355,12 +356,12 @@ def disk_bursts(d: pd.DataFrame) -> list[Episode]:
     return out
 
 
-def period(episodes: Sequence[Episode], seams: np.ndarray | None = None) -> tuple[float | None, float | None]:
+def period(episodes: Episodes, seams: np.ndarray | None = None) -> tuple[float | None, float | None]:
     """The typical interval between episode starts (median, s) and its regularity (the
     coefficient of variation of the intervals: 0 is a metronome), over the intervals that cross no
     seam (``seams``: the times of the samples after a gap or a restart): a host that slept twice
     between exact 60 s checkpoints is still a metronome."""
-    starts = np.sort(np.array([e.start for e in episodes if not e.truncated], dtype="float64"))
+    starts = np.sort(episodes.floats("start")[~episodes.flags("truncated")])
     if starts.size < 2:
         return None, None
     gaps = np.diff(starts)

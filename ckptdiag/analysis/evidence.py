@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Episode, OtherStall
 from ckptdiag.analysis.stats import nanmax, sampling_text, sums_before
 from ckptdiag.analysis.thresholds import (
@@ -84,7 +85,7 @@ class EvidenceTally:
 
 def evidence(
     tally: EvidenceTally,
-    episodes: Sequence[Episode],
+    episodes: Episodes,
     others: Sequence[OtherStall],
     gaps: int,
     restarts: int,
@@ -100,7 +101,7 @@ def evidence(
         notes.append(f"{restarts} server restarts in the window")
     if tally.missing:
         notes.append(f"{tally.missing} serverStatus replies without the wiredTiger section (checkpoint contention)")
-    if episodes and all(e.evidence == "disk-burst" for e in episodes):
+    if len(episodes) and episodes.matching("evidence", lambda evidence: evidence == "disk-burst").all():
         notes.append("no checkpoint statistics: episodes are disk write bursts")
     if period_s and period_s > 1.5:
         notes.append(

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import TIMED_PHASES, Episode, Phases
 from ckptdiag.model.window import when
 
@@ -128,11 +129,12 @@ def _seconds(x: float | None) -> str:
     return f"{x:.1f} s" if x >= SHOWN_S else f"{x * 1000:.1f} ms"
 
 
-def longest_finding(episodes: Sequence[Episode]) -> list[str]:
+def longest_finding(episodes: Episodes) -> list[str]:
     """Where the longest checkpoint with a breakdown spent its time, as a finding (none without)."""
-    timed = [e for e in episodes if e.phases is not None and e.duration_s]
-    if not timed:
+    durations = episodes.floats("duration_s")
+    timed = np.flatnonzero(episodes.flags("phases") & episodes.known("duration_s") & (durations != 0))
+    if not timed.size:
         return []
-    e = max(timed, key=lambda x: x.duration_s or 0.0)
+    e = episodes[int(timed[np.argmax(durations[timed])])]  # the first of the longest
     said = breakdown(e)
     return [f"where the longest checkpoint's time went ({when(e.start)}): {said}"] if said else []

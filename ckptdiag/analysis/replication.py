@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.episode_table import Episodes
 
 LAG_GROWTH_S = 1.0  # lag that grows a second or more through a checkpoint is worth a finding
 
 
-def lag_finding(episodes: Sequence[Episode]) -> str | None:
+def lag_finding(episodes: Episodes) -> str | None:
     """A finding when replication lag grew through most checkpoints (where FTDC recorded it)."""
-    growth = [e.impact.repl_lag_growth_s for e in episodes if e.impact.repl_lag_growth_s is not None]
+    growth: list[float] = episodes.present("impact.repl_lag_growth_s").tolist()
     if not growth:
         return None
     grew = [g for g in growth if g >= LAG_GROWTH_S]

@@ -7,12 +7,16 @@ seconds (Python floats), never a float32 from a derived column.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.model.facts import ServerFacts
+
+if TYPE_CHECKING:  # it reads this module's Episode
+    from ckptdiag.analysis.episode_table import Episodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +245,7 @@ class Diagnosis:
     gaps: int
     restarts: int
     samples_without_wiredtiger: int
-    episodes: tuple[Episode, ...]
+    episodes: Episodes  # in columns, read as Episode objects
     checkpoint_period_s: float | None
     checkpoint_period_cv: float | None
     baseline: Baseline
@@ -273,4 +277,4 @@ class Diagnosis:
     @property
     def stalls(self) -> int:
         """Episodes that stalled the server."""
-        return sum(e.stall for e in self.episodes)
+        return int(self.episodes.flags("impact.stall").sum())

@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Episode, Impact
 from ckptdiag.analysis.thresholds import HURT_LATENCY_RATIO, HURT_OPS_RATIO
-from ckptdiag.analysis.verdict import GONE, hurts
+from ckptdiag.analysis.verdict import GONE, hurting
 from ckptdiag.recording import utc_iso
 
 
@@ -35,35 +36,47 @@ def figures(episodes: Sequence[Episode], pick: Callable[[Impact], float | None])
     return [float(v) for e in episodes if (v := pick(e.impact)) is not None and np.isfinite(v)]
 
 
+def figure(episodes: Episodes, name: str, which: np.ndarray, finite: bool = True) -> list[float]:
+    """A float field of the episodes ``which`` marks, where it is known (and ``finite``: as
+    :func:`figures`), read from the columns."""
+    values = episodes.floats(name)
+    kept = which & episodes.known(name)
+    out: list[float] = values[kept & np.isfinite(values) if finite else kept].tolist()
+    return out
+
+
 def summary_sentence(
-    episodes: Sequence[Episode],
+    episodes: Episodes,
     severity: str,
     findings: Sequence[str],
     checkpoint_period_s: float | None,
     disk: str | None,
 ) -> str:
     """One sentence: how often, how long, how much, what it cost."""
-    done = [e for e in episodes if e.end is not None]
-    if not done:
+    done = episodes.known("end")
+    if not done.any():
         return "no checkpoint finished in the window" + (
             "" if severity == "ok" else f"; {findings[-1]}" if findings else ""
         )
     # the first clause is the usual checkpoint, of them all; the cost is of those that hurt (all
     # of them when judged ok): a few 8 s checkpoints among a hundred of 28 ms are named as such,
     # never "every 60 s an 8 s checkpoint"
-    durations = [float(e.duration_s) for e in done if e.duration_s is not None]
-    written = [float(e.bytes_written) for e in done if e.bytes_written is not None]
+    durations = figure(episodes, "duration_s", done, finite=False)
+    written = figure(episodes, "bytes_written", done, finite=False)
     every = f"every {checkpoint_period_s:.0f} s " if checkpoint_period_s else ""
-    what = "disk write burst" if done[0].evidence == "disk-burst" else "checkpoint"
+    what = "disk write burst" if episodes[int(np.argmax(done))].evidence == "disk-burst" else "checkpoint"
     first = f"{every}a {_fmt_s(float(np.median(durations)))} {what}" if durations else f"{every}a {what}"
     if written:
         first += f" writes {fmt_bytes(float(np.median(written)))}"
-    focus = done if severity == "ok" else [e for e in done if e.stall] or [e for e in done if hurts(e)] or done
-    parts = [first, *_cost(focus, severity, sum(e.stall for e in episodes), len(episodes))]
-    util = figures(focus, lambda m: m.util_pct_peak)
+    stall = episodes.flags("impact.stall")
+    focus = done
+    if severity != "ok":
+        focus = next((m for m in (done & stall, done & hurting(episodes)) if m.any()), done)
+    parts = [first, *_cost(episodes, focus, severity, int(stall.sum()))]
+    util = figure(episodes, "impact.util_pct_peak", focus)
     if disk and util:
         parts.append(f"disk {disk} at {float(np.median(util)):.0f} % util")
-    worst = _worst(done, durations, written)
+    worst = _worst(episodes, done, durations, written)
     if worst:
         parts.append(worst)
     return "; ".join(parts)
@@ -72,14 +85,15 @@ def summary_sentence(
 WORST_FACTOR = 2.0  # the longest checkpoint is named when it took or wrote this much more than the usual
 
 
-def _worst(done: Sequence[Episode], durations: list[float], written: list[float]) -> str | None:
-    """The longest checkpoint, when it is far from the usual one the sentence describes (a
-    headline never hides an 8 s checkpoint behind the usual 28 ms): how long, how much, what it
-    cost, and when."""
-    timed = [(float(e.duration_s), e) for e in done if e.duration_s is not None]
-    if not timed or not durations:
+def _worst(episodes: Episodes, done: np.ndarray, durations: list[float], written: list[float]) -> str | None:
+    """The longest checkpoint of those ``done``, when it is far from the usual one the sentence
+    describes (a headline never hides an 8 s checkpoint behind the usual 28 ms): how long, how
+    much, what it cost, and when."""
+    timed = np.flatnonzero(done & episodes.known("duration_s"))
+    if not timed.size or not durations:
         return None
-    longest_s, longest = max(timed, key=lambda pair: pair[0])
+    longest = episodes[int(timed[np.argmax(episodes.floats("duration_s")[timed])])]  # the first of the longest
+    longest_s = float(longest.duration_s or 0.0)
     usual_s, usual_b = float(np.median(durations)), float(np.median(written)) if written else None
     far = longest_s >= WORST_FACTOR * usual_s or (
         usual_b is not None and longest.bytes_written is not None and longest.bytes_written >= WORST_FACTOR * usual_b
@@ -101,15 +115,16 @@ def _worst(done: Sequence[Episode], durations: list[float], written: list[float]
     return f"{text} ({', '.join(costs)}) at {when} UTC" if costs else f"{text} at {when} UTC"
 
 
-def _cost(focus: Sequence[Episode], severity: str, stalls: int, n: int) -> list[str]:
-    """What the focus episodes cost, as phrases (those whose load went away cost nothing)."""
-    judged = [e for e in focus if GONE not in e.reasons]
-    ops = figures(judged, lambda m: m.ops_ratio)
-    lats = figures(judged, lambda m: m.write_latency_ratio)
-    kind = focus[0].impact.write_latency_kind or "mean"
+def _cost(episodes: Episodes, focus: np.ndarray, severity: str, stalls: int) -> list[str]:
+    """What the ``focus`` episodes cost, as phrases (those whose load went away cost nothing)."""
+    n = len(episodes)
+    judged = focus & ~episodes.matching("impact.reasons", lambda reasons: GONE in reasons)
+    ops = figure(episodes, "impact.ops_ratio", judged)
+    lats = figure(episodes, "impact.write_latency_ratio", judged)
+    kind = episodes[int(np.argmax(focus))].impact.write_latency_kind or "mean"
     lat_up = bool(lats) and float(np.median(lats)) >= HURT_LATENCY_RATIO
     parts = []
-    if severity == "ok" or not any(hurts(e) for e in focus):
+    if severity == "ok" or not hurting(episodes)[focus].any():
         if not ops:
             parts.append("no stall")
         else:

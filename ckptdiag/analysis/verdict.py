@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Episode, EvictionSummary, OtherStall
 from ckptdiag.analysis.thresholds import (
     CRITICAL_MIN_STALLS,
@@ -29,22 +32,39 @@ def hurts(e: Episode) -> bool:
     return e.stall or (ops is not None and ops <= HURT_OPS_RATIO and GONE not in e.reasons)
 
 
-def _severity(episodes: Sequence[Episode]) -> str:
+def hurting(episodes: Episodes) -> np.ndarray:
+    """:func:`hurts` of every episode, as a bool array (read from the columns)."""
+    ops = episodes.floats("impact.ops_ratio")
+    gone = episodes.matching("impact.reasons", lambda reasons: GONE in reasons)
+    with np.errstate(invalid="ignore"):
+        out: np.ndarray = episodes.flags("impact.stall") | ((ops <= HURT_OPS_RATIO) & ~gone)
+    return out
+
+
+def hurting_checkpoints(episodes: Episodes) -> np.ndarray:
+    """:func:`hurting`, of the checkpoints (not the disk write bursts found without statistics)."""
+    burst = episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
+    out: np.ndarray = hurting(episodes) & ~burst
+    return out
+
+
+def _severity(episodes: Episodes) -> str:
     # a checkpoint cut off by the window's end was judged on part of it: it never alone makes the
     # verdict critical (a live run's duration can end in the middle of any checkpoint)
-    finished = [e for e in episodes if e.end is not None]
-    n = len(finished)
-    stalls = sum(e.stall for e in finished)
-    hurt = sum(hurts(e) for e in finished)
+    finished = episodes.known("end")
+    stall = episodes.flags("impact.stall")
+    n = int(finished.sum())
+    stalls = int((stall & finished).sum())
+    hurt = int((hurting(episodes) & finished).sum())
     if n and stalls and (stalls >= max(CRITICAL_MIN_STALLS, CRITICAL_STALL_SHARE * n) or (n == 1 and stalls == 1)):
         return "critical"
-    if any(e.stall for e in episodes) or (n and hurt >= WARN_HURT_SHARE * n and hurt >= 2):
+    if stall.any() or (n and hurt >= WARN_HURT_SHARE * n and hurt >= 2):
         return "warn"
     return "ok"
 
 
 def verdict(
-    episodes: Sequence[Episode], eviction: EvictionSummary, settings: EvictionSettings, others: Sequence[OtherStall]
+    episodes: Episodes, eviction: EvictionSummary, settings: EvictionSettings, others: Sequence[OtherStall]
 ) -> tuple[str, tuple[str, ...]]:
     """The severity and the findings behind it: the episodes' cost, eviction pressure, then stalls
     while no checkpoint ran (at most a warning: they are not the checkpoints')."""
@@ -52,10 +72,10 @@ def verdict(
     n = len(episodes)
     severity = _severity(episodes)
     if n:
-        stalls = sum(e.stall for e in episodes)
-        hurt = sum(hurts(e) for e in episodes)
+        stalls = int(episodes.flags("impact.stall").sum())
+        hurt = int(hurting(episodes).sum())
         findings.append(f"{stalls:,} of {n:,} checkpoints stalled the server; {hurt:,} cost throughput")
-    saturated = sum(1 for e in episodes if (e.impact.util_pct_peak or 0) >= UTIL_SATURATED_PCT)
+    saturated = int((np.nan_to_num(episodes.floats("impact.util_pct_peak")) >= UTIL_SATURATED_PCT).sum())
     if saturated:
         findings.append(f"the data disk was {UTIL_SATURATED_PCT:.0f} %+ busy in {saturated:,} of {n:,} checkpoints")
     if eviction.seconds_over_dirty_trigger:
@@ -104,10 +124,18 @@ def listed_count(top: int | None, default: int, total: int) -> int:
     return default if top is None else top or total
 
 
-def worst_episodes(episodes: Sequence[Episode], limit: int) -> tuple[Episode, ...]:
-    """The ``limit`` worst episodes (stalls first, then the costliest), in time order; every one
-    when there are no more than that. The tables and the JSON list these, never just the latest."""
+def worst_episodes(episodes: Episodes, limit: int) -> tuple[Episode, ...]:
+    """The ``limit`` worst episodes (stalls first, then the costliest: :func:`cost_key`, ties in
+    time order), in time order; every one when there are no more than that. The tables and the
+    JSON list these, never just the latest."""
     if len(episodes) <= limit:
         return tuple(episodes)
-    chosen = sorted(range(len(episodes)), key=lambda i: cost_key(episodes[i]))[:limit]
-    return tuple(episodes[i] for i in sorted(chosen))
+    ops = episodes.floats("impact.ops_ratio")
+    keys = (  # cost_key's, least significant first
+        -np.nan_to_num(episodes.floats("duration_s")),
+        -np.nan_to_num(episodes.floats("impact.write_latency_ratio")),
+        np.where(episodes.known("impact.ops_ratio"), ops, 2.0),
+        ~episodes.flags("impact.stall"),
+    )
+    chosen = np.sort(np.lexsort(keys)[:limit])  # lexsort is stable: ties keep time order
+    return tuple(episodes.take(chosen))

@@ -34,6 +34,7 @@ from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_basel
 from ckptdiag.analysis.closeups import CloseUpTally
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import find_episodes
 from ckptdiag.analysis.eviction import EvictionTally, levels
 from ckptdiag.analysis.evidence import EvidenceTally
@@ -98,7 +99,7 @@ class WindowDiagnoser:
         self.cache_bytes: float | None = None  # the largest cache size the server reported
         self.disk: str | None = None
         self.disk_written: dict[str, float] = {}  # MB each disk wrote in the window
-        self.episodes: list[Episode] = []
+        self.blocks: list[Episodes] = []  # each judged block's episodes, in columns
         self.others: list[OtherStall] = []
         self.t0: float | None = None
         self.t1: float | None = None
@@ -215,7 +216,7 @@ class WindowDiagnoser:
         self.evidence.block(frame, own, judged, self._offset)
         self._tally(frame, cols, own)
         self.closeups.block(cols, judged)
-        self.episodes += judged
+        self.blocks.append(Episodes.of(judged))
         self._judged = True
 
     def _reaching(self, since: float) -> list[Episode]:
@@ -224,11 +225,13 @@ class WindowDiagnoser:
         WiredTiger runs one checkpoint at a time, so they are the last ones (at a 10 s interval,
         thirty of them)."""
         out: list[Episode] = []
-        for e in reversed(self.episodes):
-            if e.end is not None and e.end + BASELINE_CLEAR_AFTER_S < since:
+        for block in reversed(self.blocks):
+            reach = block.floats("end") + BASELINE_CLEAR_AFTER_S
+            before = np.flatnonzero(reach < since)  # NaN (still running) reaches on
+            out[:0] = block[int(before[-1]) + 1 if before.size else 0 :]
+            if before.size:
                 break
-            out.append(e)
-        return out[::-1]
+        return out
 
     def _episodes(self, frame: pd.DataFrame, first: int) -> tuple[list[Episode], int]:
         """The checkpoints from the block's first row on, found from the quiet row before it (none

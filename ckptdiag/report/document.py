@@ -191,8 +191,8 @@ def _checkpoints_json(dx: Diagnosis, top: int | None) -> dict[str, Any]:
         "stalls": dx.stalls,
         "period_s": num(dx.checkpoint_period_s, 1),
         "period_cv": num(dx.checkpoint_period_cv),
-        "duration_s": _stats([e.duration_s for e in dx.episodes if e.duration_s is not None]),
-        "bytes_written": _stats([e.bytes_written for e in dx.episodes if e.bytes_written is not None]),
+        "duration_s": _stats(dx.episodes.present("duration_s").tolist()),
+        "bytes_written": _stats(dx.episodes.present("bytes_written").tolist()),
         "disk": dx.disk,
         "disk_peak_mb_s": num(dx.disk_peak_mb_s, 2),
         # what eviction writes to the data files besides the checkpoints: the kernel holds its last

@@ -186,7 +186,7 @@ def _exact_in(
     if not closeups:
         return spans
     out = list(spans)
-    starts = [e.start for e in dx.episodes]
+    starts = dx.episodes.floats("start").tolist()
     for c in closeups:
         lo, hi = float(c.t[0]), float(c.t[-1])
         clipped: list[tuple[float, float, bool]] = []

@@ -58,9 +58,8 @@ class ServerView:
 def server_metrics(dx: Diagnosis, member: str) -> list[Metric]:
     """One server's figures for a monitoring system, each labelled ``member``."""
     label = (("member", member),)
-    done = [e for e in dx.episodes if e.end is not None]
-    durations = np.array([e.duration_s for e in done if e.duration_s is not None], dtype=np.float64)
-    written = np.array([e.bytes_written for e in done if e.bytes_written is not None], dtype=np.float64)
+    done = dx.episodes.take(dx.episodes.known("end"))
+    durations, written = done.present("duration_s"), done.present("bytes_written")
     out = [
         Metric("verdict", "The verdict: 0 ok, 1 warn, 2 critical.", SEVERITY_VALUE[dx.severity], label),
         Metric("checkpoints", "Checkpoints in the window.", len(dx.episodes), label),
