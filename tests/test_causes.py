@@ -259,7 +259,7 @@ def test_checkpoints_that_spent_their_time_preparing_are_not_put_on_the_journal_
     # offered; timed as mostly writing (0.1 s prepare), both are
     import dataclasses
 
-    from ckptdiag.analysis.results import Phases
+    from ckptdiag.analysis.episode import Phases
 
     facts = ServerFacts(version="8.0.4", filesystem="ext4")
     dx = diagnose(derive(_writes_stop_server(400.0)), facts)

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from ckptdiag.analysis.episode import Episode, Impact, Phases
 from ckptdiag.analysis.episode_table import CHUNK, Episodes
-from ckptdiag.analysis.results import Episode, Impact, Phases
 from ckptdiag.analysis.timeline import _touched
 from ckptdiag.analysis.verdict import GONE, cost_key, hurting, hurts, worst_episodes
 

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 from ftdc_writer import SimServer, write_ftdc
 
-from ckptdiag.analysis.results import Episode, Impact
+from ckptdiag.analysis.episode import Episode, Impact
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.cli import cli
 from ckptdiag.report import formats
 
@@ -286,7 +287,7 @@ def test_the_close_ups_keep_the_worst_checkpoints_in_memory_bounded_by_their_num
     tally = CloseUpTally(limit=3)
     quick = [_episode(float(s), float(s) + 1.0, stall=False) for s in range(100, 19_000, 60)]
     stuck = _episode(1_000.5, 9_000.0, stall=True)
-    tally.block(cols, [*quick[:10], stuck, *quick[10:]])
+    tally.block(cols, Episodes.of([*quick[:10], stuck, *quick[10:]]))
     kept = tally.result()
     assert len(kept) == 3 and [c.start for c in kept if c.stall] == [1_000.5]
     assert next(c for c in kept if c.stall).t.size == MAX_SAMPLES

@@ -45,7 +45,8 @@ from ckptdiag.advice.model import (
     typical_share,
 )
 from ckptdiag.advice.text import mb
-from ckptdiag.analysis.results import Diagnosis, Episode, Phases
+from ckptdiag.analysis.episode import Episode, Phases
+from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.thresholds import HOST_BUSY_PCT
 from ckptdiag.analysis.verdict import hurting_checkpoints
 from ckptdiag.model.engine_config import DEFAULT_COMMIT_MS, DEFAULT_DIRTY_TARGET, default_cache_bytes, percent_of_cache

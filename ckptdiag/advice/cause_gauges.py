@@ -7,7 +7,8 @@ from __future__ import annotations
 from ckptdiag.advice.kinds import HANDLES, HISTORY_PINNED, OTHER_WRITER, STUCK, Cause
 from ckptdiag.advice.model import median, typical_share
 from ckptdiag.advice.text import mb
-from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.results import Diagnosis
 
 # history kept by design: from 5.0, minSnapshotHistoryWindowInSeconds (300 s by default, SERVER-47672)
 SNAPSHOT_WINDOW_SINCE, SNAPSHOT_WINDOW_S = (5, 0), 300.0

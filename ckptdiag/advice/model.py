@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ckptdiag.analysis.results import Diagnosis, Episode
+from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figures
 from ckptdiag.analysis.verdict import hurting
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S

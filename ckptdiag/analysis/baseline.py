@@ -21,7 +21,8 @@ import numpy as np
 
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
-from ckptdiag.analysis.results import Baseline, Episode
+from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.results import Baseline
 from ckptdiag.analysis.stats import sums_before
 from ckptdiag.analysis.thresholds import (
     BASELINE_MIN_SAMPLES,

@@ -10,13 +10,14 @@ then the costliest), at most ``MAX_SAMPLES`` samples each, whatever the window's
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 
 import numpy as np
 
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.results import CloseUp, Episode
-from ckptdiag.analysis.verdict import cost_key
+from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.results import CloseUp
+from ckptdiag.analysis.verdict import cost_key, worst_rows
 
 LIMIT = 8
 PAD_S = 30.0  # the samples before and after a checkpoint its close-up shows: what it does to the load
@@ -31,9 +32,9 @@ class CloseUpTally:
         self.limit = limit
         self._kept: list[tuple[tuple[float, ...], float, CloseUp]] = []  # (cost, start, close-up), worst first
 
-    def block(self, cols: Columns, judged: Sequence[Episode]) -> None:
+    def block(self, cols: Columns, judged: Episodes) -> None:
         """A block's judged checkpoints, with the block's columns (its context included)."""
-        for e in judged:
+        for e in judged.take(worst_rows(judged, self.limit)):  # only the block's worst can be kept
             key = cost_key(e)
             if len(self._kept) >= self.limit and key >= self._kept[-1][0]:
                 continue  # no worse than the last kept: its samples are never read

@@ -1,4 +1,4 @@
-"""A window's checkpoint episodes kept in columns, read as :class:`~ckptdiag.analysis.results.Episode`\\ s.
+"""A window's checkpoint episodes kept in columns, read as :class:`~ckptdiag.analysis.episode.Episode`\\ s.
 
 A long window has tens of thousands of checkpoints (a 47-day FTDC directory: 68,232). As objects
 (an ``Episode``, its ``Impact`` and ``Phases``, each figure a boxed float) they held 55 MB over 47
@@ -12,14 +12,14 @@ readers that need one figure of every episode.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, Final, overload
 
 import numpy as np
 
-from ckptdiag.analysis.results import Episode, Impact, Phases
+from ckptdiag.analysis.episode import Episode, Impact, Phases
 
 FLOAT: Final = "float"  # a float64 column
 OPTIONAL: Final = "optional"  # a float64 column, None as NaN (with a mask where a NaN is a value)
@@ -120,6 +120,27 @@ class Column:
         return Column(self.kind, self.values[rows], self.labels, None if self.none is None else self.none[rows])
 
 
+def _given(kind: str, values: Any) -> Column:
+    """The column of a judged field: an array as it is (float64; for an OPTIONAL field NaN is
+    None), a list as :meth:`Column.of` takes it."""
+    if isinstance(values, list):
+        return Column.of(kind, values)
+    if kind == FLAG:
+        return Column(kind, np.asarray(values, dtype=bool))
+    data = np.asarray(values, dtype=np.float64)
+    if kind == OPTIONAL and np.isnan(data).all():
+        return Column(kind, None)
+    return Column(kind, data)
+
+
+def _phases(phases: Sequence[Phases | None]) -> dict[str, Column]:
+    """Whether each episode's phases were timed, and each phase's column."""
+    columns = {"phases": Column.of(FLAG, [p is not None for p in phases])}
+    for f, k in PHASES:
+        columns[f"phases.{f}"] = Column.of(k, [None if p is None else getattr(p, f) for p in phases])
+    return columns
+
+
 def _joined(parts: Sequence[Column], sizes: Sequence[int]) -> Column:
     """One column of ``parts`` (of ``sizes`` episodes each) one after the other."""
     kind = parts[0].kind
@@ -160,10 +181,29 @@ class Episodes(Sequence[Episode]):
                 impacts = [e.impact for e in found]
                 columns.update({f"impact.{f}": Column.of(k, list(map(attrgetter(f), impacts))) for f, k in IMPACT})
             elif kind == "phases":
-                phases = [e.phases for e in found]
-                columns["phases"] = Column.of(FLAG, [p is not None for p in phases])
-                for f, k in PHASES:
-                    columns[f"phases.{f}"] = Column.of(k, [None if p is None else getattr(p, f) for p in phases])
+                columns.update(_phases([e.phases for e in found]))
+            else:
+                columns[name] = Column.of(kind, list(map(attrgetter(name), found)))
+        return cls(columns, len(found))
+
+    @classmethod
+    def judged(
+        cls, found: Sequence[Episode], rows: np.ndarray, impact: Mapping[str, Any], phases: Sequence[Phases | None]
+    ) -> Episodes:
+        """The episodes ``found`` (their own fields) judged: at ``rows`` (first and last, one pair
+        each), with ``impact`` by :class:`Impact` field (a float field as an array, NaN for None;
+        a flag as a bool array; the others as lists) and their ``phases``. No ``Impact`` object is
+        built: the judge's arrays are the columns."""
+        if set(impact) != {name for name, _ in IMPACT}:
+            raise ValueError(f"an impact's fields are {[name for name, _ in IMPACT]}, not {sorted(impact)}")
+        columns: dict[str, Column] = {}
+        for name, kind in EPISODE:
+            if kind == "impact":
+                columns.update({f"impact.{f}": _given(k, impact[f]) for f, k in IMPACT})
+            elif kind == "phases":
+                columns.update(_phases(phases))
+            elif name == "rows":
+                columns[name] = Column(PAIR, np.asarray(rows, dtype=np.int64).reshape(-1, 2))
             else:
                 columns[name] = Column.of(kind, list(map(attrgetter(name), found)))
         return cls(columns, len(found))
@@ -198,6 +238,18 @@ class Episodes(Sequence[Episode]):
         out: np.ndarray = column.values.view()
         out.flags.writeable = False
         return out
+
+    def rows(self) -> np.ndarray:
+        """Every episode's first and last row, an (n, 2) int64 array; read-only."""
+        values = self._columns["rows"].values
+        assert values is not None  # a pair column always holds its pairs
+        out: np.ndarray = values.view()
+        out.flags.writeable = False
+        return out
+
+    def values(self, name: str) -> list[Any]:
+        """A field of every episode as its Python values (``"end"``: a float or None each)."""
+        return self._columns[name].listed(slice(None), self._n)
 
     def present(self, name: str) -> np.ndarray:
         """A float field's values where it is not None, in time order."""

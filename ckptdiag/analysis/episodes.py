@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.episode_table import Episodes
-from ckptdiag.analysis.results import Episode
 from ckptdiag.analysis.stats import sums_before
 
 # A disk write burst: above max(2x the median, median + 6 MAD, 1 MB/s)

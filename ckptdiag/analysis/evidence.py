@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.episode_table import Episodes
-from ckptdiag.analysis.results import Episode, OtherStall
+from ckptdiag.analysis.results import OtherStall
 from ckptdiag.analysis.stats import nanmax, sampling_text, sums_before
 from ckptdiag.analysis.thresholds import (
     HOST_BUSY_PCT,
@@ -18,7 +18,7 @@ from ckptdiag.analysis.thresholds import (
     STALL_WAIT_MS,
     STALL_WAIT_RATIO,
 )
-from ckptdiag.analysis.verdict import hurts
+from ckptdiag.analysis.verdict import hurting
 from ckptdiag.recording import utc_iso
 
 
@@ -38,7 +38,7 @@ class EvidenceTally:
         self.hurting = 0
         self.spaced = 0  # samples with a spacing
 
-    def block(self, d: pd.DataFrame, own: slice, episodes: Sequence[Episode], offset: int = 0) -> None:
+    def block(self, d: pd.DataFrame, own: slice, episodes: Episodes, offset: int = 0) -> None:
         """The ``own`` rows of a derived frame, and the block's episodes (their rows numbered from
         ``offset``, the frame's first)."""
         part = d.iloc[own]
@@ -59,26 +59,24 @@ class EvidenceTally:
             self.slow += int(slow[own].sum())
             self.slowest_ms = max(self.slowest_ms, float(np.nanmax(rtt[own])))
         # checkpoints with a slow reply in or just before them: a difference of running counts each
-        spans = np.array(
-            [(e.rows[0] - offset - 1, e.rows[1] - offset + 1) for e in episodes if e.evidence != "disk-burst"],
-            dtype=np.int64,
-        ).reshape(-1, 2)
+        burst = episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
+        spans = episodes.rows()[~burst] - offset + np.array([-1, 1])
         counted = sums_before(slow)
         lo, hi = np.clip(spans[:, 0], 0, slow.size), np.clip(spans[:, 1], 0, slow.size)
         self.slow_during += int((counted[np.maximum(hi, lo)] > counted[lo]).sum())
         self._busy_host(d, episodes, offset)
 
-    def _busy_host(self, d: pd.DataFrame, episodes: Sequence[Episode], offset: int) -> None:
+    def _busy_host(self, d: pd.DataFrame, episodes: Episodes, offset: int) -> None:
         """Checkpoints that hurt while the host's CPUs (all processes) were saturated: a confounder
         the checkpoint's own counters cannot show."""
-        hurting = [e for e in episodes if hurts(e)]
-        self.hurting += len(hurting)
+        hurt = hurting(episodes)
+        self.hurting += int(hurt.sum())
         if "host_cpu_pct" not in d:
             return
         cpu = d["host_cpu_pct"].to_numpy(dtype="float64")
-        for e in hurting:
+        for first, last in (episodes.rows()[hurt] - offset).tolist():
             # the samples whose interval the checkpoint touches
-            peak = nanmax(cpu[e.rows[0] - offset : e.rows[1] - offset + 1])
+            peak = nanmax(cpu[first : last + 1])
             if peak is not None and peak >= HOST_BUSY_PCT:
                 self.busy_cpu.append(peak)
 

@@ -3,20 +3,23 @@
 Every figure is read for all of a block's episodes at once, a reduction a figure over their row
 spans (a day has 1,440 episodes, a full FTDC directory ~70,000: a numpy call per episode per
 figure cost most of the diagnosis), and so is the verdict (arrays of its parts); each episode is
-then only given its reasons, in words, and its :class:`Impact`.
+then only given its reasons, in words. The arrays are the columns of the block's
+:class:`~ckptdiag.analysis.episode_table.Episodes`: no :class:`Impact` object is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ckptdiag.analysis.baseline import LocalFigures, local_figures
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.results import Baseline, Episode, Impact, Phases
+from ckptdiag.analysis.episode import Episode, Phases
+from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.results import Baseline
 from ckptdiag.analysis.stats import ratios, sums_before, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
     IMPACT_GRACE_S,
@@ -43,7 +46,7 @@ def assess_all(
     whole: Baseline,
     offset: int = 0,
     phases: PhaseReader | None = None,
-) -> tuple[Episode, ...]:
+) -> Episodes:
     """Each episode with its impact, read over the samples whose interval it touches plus one
     second (its ``rows`` are those samples, numbered from ``offset``), and with ``phases`` read
     at the last of them (built once: a long window has 70,000).
@@ -59,7 +62,7 @@ def assess_all(
     application threads waited for the cache.
     """
     if not found:
-        return ()
+        return Episodes.of(())
     t = cols.t
     last = t.size - 1
     starts = np.array([e.start for e in found], dtype=np.float64)
@@ -73,26 +76,8 @@ def assess_all(
     local = local_figures(cols, base_rows, whole, starts, ends)
     cut_off = np.array([e.end is None for e in found])
     impacts = _impacts(reads, local, seen=~cut_off & (float(t[-1]) >= reads.recovered_by), cut_off=cut_off)
-    first, last_row = (lo + offset).tolist(), (hi + offset).tolist()
     timed = phases(found, hi) if phases is not None else [None] * len(found)
-    return tuple(
-        Episode(
-            e.start,
-            e.end,
-            e.duration_s,
-            e.bytes_written,
-            e.evidence,
-            e.exact_duration,
-            e.truncated,
-            e.shared,
-            (first[k], last_row[k]),
-            impacts[k],
-            e.start_earliest,
-            e.start_latest,
-            timed[k],
-        )
-        for k, e in enumerate(found)
-    )
+    return Episodes.judged(found, np.stack([lo + offset, hi + offset], axis=1), impacts, timed)
 
 
 DISK_PEAKS = {  # an Impact's disk peaks, and the figures they are the highest of
@@ -207,10 +192,8 @@ def _reduced(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, reduce: np.ufun
 
 
 def _listed(values: np.ndarray) -> list[float | None]:
-    # Equal figures share one float object: a long window's ~70,000 episodes repeat the same few
-    # values (0.0 above all), and a float is 24 bytes of the parent's memory each.
-    shared: dict[float, float] = {}
-    return [None if v != v else shared.setdefault(v, v) for v in np.asarray(values, dtype=np.float64).tolist()]
+    """The values as Python floats, NaN as None (as an Impact holds them)."""
+    return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
 
 
 @dataclass(frozen=True)
@@ -258,44 +241,43 @@ class _Judged:
         )
 
 
-def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.ndarray) -> list[Impact]:
+def _impacts(r: _Reads, base: LocalFigures, *, seen: np.ndarray, cut_off: np.ndarray) -> dict[str, Any]:
     """Every episode's figures against its baseline, and its verdict (see :func:`assess_all`),
-    judged all at once; ``seen``: the window ran on until the load had to be back; ``cut_off``:
-    it was still running when the window ended."""
+    judged all at once, by :class:`Impact` field: float arrays (NaN where there is none), the
+    stall as a bool array, the kind and reasons as lists; ``seen``: the window ran on until the
+    load had to be back; ``cut_off``: it was still running when the window ended."""
     span = r.span
     j = _Judged.of(r, base, seen)
     app_wait = np.where(np.isnan(span["app_wait_ms"]), 0.0, span["app_wait_ms"])
     waited = app_wait >= STALL_APP_WAIT_MS
     stall = (j.dip & j.recovered) | waited
     kinds = ["p99" if u else "mean" for u in j.use_p99.tolist()]
-    # each Impact field's values, by name: the objects are built positionally (keywords cost twice
-    # the time for 70,000 episodes), in the order the dataclass declares its fields
-    columns: dict[str, list[Any]] = {
-        "ops_s_baseline": _listed(base.ops_s),
-        "ops_s_min": _listed(span["ops_s"]),
-        "ops_ratio": _listed(j.ops_ratio),
-        "ops_s_after": _listed(j.came_back),
-        "write_latency_ratio": _listed(j.lat_ratio),
+    columns: dict[str, Any] = {
+        "ops_s_baseline": base.ops_s,
+        "ops_s_min": span["ops_s"],
+        "ops_ratio": j.ops_ratio,
+        "ops_s_after": j.came_back,
+        "write_latency_ratio": j.lat_ratio,
         "write_latency_kind": kinds,
-        "write_p99_ms_peak": _listed(span["write_p99_ms"]),
-        "write_latency_ms_peak": _listed(span["write_lat_ms"]),
-        "read_latency_ratio": _listed(ratios(span["read_lat_ms"], base.read_lat_ms)),
-        **{field: _listed(span[name]) for field, name in DISK_PEAKS.items()},
-        "app_evicted_pages": np.where(np.isnan(span["app_evict"]), 0.0, span["app_evict"]).tolist(),
-        "app_wait_ms": app_wait.tolist(),
-        "dirty_pct_peak": _listed(span["dirty_pct"]),
-        "write_tickets_available_min": _listed(span["wtickets_avail"]),
-        "queued_writers_max": _listed(span["queue_writers"]),
-        "repl_lag_growth_s": _listed(span["repl_lag_s"] - r.lag_before),
-        "throttled_ms": _listed(span["throttle_ms"]),  # a sum, None where io_capacity's wait was not read
-        "stall": stall.tolist(),
+        "write_p99_ms_peak": span["write_p99_ms"],
+        "write_latency_ms_peak": span["write_lat_ms"],
+        "read_latency_ratio": ratios(span["read_lat_ms"], base.read_lat_ms),
+        **{field: span[name] for field, name in DISK_PEAKS.items()},
+        "app_evicted_pages": np.where(np.isnan(span["app_evict"]), 0.0, span["app_evict"]),
+        "app_wait_ms": app_wait,
+        "dirty_pct_peak": span["dirty_pct"],
+        "write_tickets_available_min": span["wtickets_avail"],
+        "queued_writers_max": span["queue_writers"],
+        "repl_lag_growth_s": span["repl_lag_s"] - r.lag_before,
+        "throttled_ms": span["throttle_ms"],  # a sum, NaN where io_capacity's wait was not read
+        "stall": stall,
     }
     frozen = zip(kinds, j.peak_ms.tolist(), j.frozen.tolist(), strict=True)
     waits = [f"{k} {ms:,.0f} ms" if f else "" for k, ms, f in frozen]
     parts = (j.idle, j.dip, j.recovered, waited, j.slow, cut_off)
     flags = zip(*(a.tolist() for a in parts), waits, strict=True)
-    columns["reasons"] = _all_reasons(columns["ops_ratio"], columns["write_latency_ratio"], flags)
-    return [Impact(*row) for row in zip(*(columns[f.name] for f in fields(Impact)), strict=True)]
+    columns["reasons"] = _all_reasons(_listed(j.ops_ratio), _listed(j.lat_ratio), flags)
+    return columns
 
 
 def _all_reasons(ops: list[Any], latency: list[Any], flags: Iterable[tuple[Any, ...]]) -> list[tuple[str, ...]]:

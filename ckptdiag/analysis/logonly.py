@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.slowops import SlowOpCorrelation, correlate
 from ckptdiag.analysis.thresholds import LOG_LONG_CHECKPOINT_S
 from ckptdiag.model.logevents import CheckpointMessage, LogEvents, SlowOps

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.results import Episode, Overdue
+from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.results import Overdue
 from ckptdiag.recording import utc_iso
 
 OVERDUE_INTERVALS = 2.0  # a checkpoint this many intervals late (or long) is a finding
@@ -120,29 +121,31 @@ class OverdueTracker:
         self._edge: float | None = None  # where the last checkpoint seen ended (inf: not known again)
         self._open: _Stretch | None = None  # the rows since it, in the blocks before
 
-    def block(self, cols: Columns, levels: np.ndarray, own: slice, episodes: Sequence[Episode], final: bool) -> None:
+    def block(self, cols: Columns, levels: np.ndarray, own: slice, episodes: Episodes, final: bool) -> None:
         """The episodes of one block (its ``own`` rows; ``levels``: each row's time at each cache
         level), and, when ``final``, the window's end."""
         if self.interval_s is None:
             return
         t, late = cols.t, OVERDUE_INTERVALS * self.interval_s
         first = own.start or 0
-        last = episodes[-1] if episodes and final else None
-        for e in (*episodes, *([None] if final else [])):
-            start = float(t[-1]) if e is None else e.start
+        n = len(episodes)
+        starts = episodes.floats("start").tolist()
+        ends: list[float | None] = episodes.values("end")
+        for k in range(n + 1 if final else n):  # the window's end after its episodes
+            start = float(t[-1]) if k == n else starts[k]
             if self._edge is not None and start - self._edge >= late + SAMPLING_SLACK_S:
                 self._judge(self._rows(cols, levels, first, start), start, late)
             self._open = None
-            if e is None:
+            if k == n:
                 break
-            end = e.end
-            if end is None and e is last and _answered(cols, *_rows(t, e.start, float(t[-1]))):
+            end = ends[k]
+            if end is None and final and k == n - 1 and _answered(cols, *_rows(t, start, float(t[-1]))):
                 end = float(t[-1])
             if end is None:  # cut off by a gap or a restart: where it ended nobody knows
                 self._edge = float("inf")
                 continue
-            if end - e.start >= late:
-                self.found.append(Overdue(e.start, end - e.start, running=True, interval_s=self.interval_s))
+            if end - start >= late:
+                self.found.append(Overdue(start, end - start, running=True, interval_s=self.interval_s))
             self._edge = end if self._edge is None else max(self._edge, end)
         if not final and self._edge is not None and np.isfinite(self._edge):
             self._open = self._rows(cols, levels, first, float(t[own.stop - 1]))

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.episode import TIMED_PHASES, Episode, Phases
 from ckptdiag.analysis.episode_table import Episodes
-from ckptdiag.analysis.results import TIMED_PHASES, Episode, Phases
 from ckptdiag.model.window import when
 
 # column -> (the catalogue's metric, derived into the column as it is; Phases field, seconds per unit)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ckptdiag.analysis.results import Episode
+from ckptdiag.analysis.episode import Episode
 from ckptdiag.model.logevents import WAIT_KINDS, SlowOps
 
 AFTER_S = 1.0

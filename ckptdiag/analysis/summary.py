@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ckptdiag.analysis.episode import Episode, Impact
 from ckptdiag.analysis.episode_table import Episodes
-from ckptdiag.analysis.results import Episode, Impact
 from ckptdiag.analysis.thresholds import HURT_LATENCY_RATIO, HURT_OPS_RATIO
 from ckptdiag.analysis.verdict import GONE, hurting
 from ckptdiag.recording import utc_iso

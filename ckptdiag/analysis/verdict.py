@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.episode_table import Episodes
-from ckptdiag.analysis.results import Episode, EvictionSummary, OtherStall
+from ckptdiag.analysis.results import EvictionSummary, OtherStall
 from ckptdiag.analysis.thresholds import (
     CRITICAL_MIN_STALLS,
     CRITICAL_STALL_SHARE,
@@ -130,6 +131,11 @@ def worst_episodes(episodes: Episodes, limit: int) -> tuple[Episode, ...]:
     JSON list these, never just the latest."""
     if len(episodes) <= limit:
         return tuple(episodes)
+    return tuple(episodes.take(worst_rows(episodes, limit)))
+
+
+def worst_rows(episodes: Episodes, limit: int) -> np.ndarray:
+    """Where the ``limit`` worst episodes are (by :func:`cost_key`, ties in time order), in time order."""
     ops = episodes.floats("impact.ops_ratio")
     keys = (  # cost_key's, least significant first
         -np.nan_to_num(episodes.floats("duration_s")),
@@ -137,5 +143,5 @@ def worst_episodes(episodes: Episodes, limit: int) -> tuple[Episode, ...]:
         np.where(episodes.known("impact.ops_ratio"), ops, 2.0),
         ~episodes.flags("impact.stall"),
     )
-    chosen = np.sort(np.lexsort(keys)[:limit])  # lexsort is stable: ties keep time order
-    return tuple(episodes.take(chosen))
+    chosen: np.ndarray = np.sort(np.lexsort(keys)[:limit])  # lexsort is stable: ties keep time order
+    return chosen

@@ -34,6 +34,7 @@ from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_basel
 from ckptdiag.analysis.closeups import CloseUpTally
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
+from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import find_episodes
 from ckptdiag.analysis.eviction import EvictionTally, levels
@@ -42,7 +43,7 @@ from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import OverdueTracker
 from ckptdiag.analysis.phases import phases_of
 from ckptdiag.analysis.pinning import PinningTally
-from ckptdiag.analysis.results import Episode, OtherStall
+from ckptdiag.analysis.results import OtherStall
 from ckptdiag.analysis.stalls import other_stalls
 from ckptdiag.analysis.stats import SpacingTally, sums_before
 from ckptdiag.analysis.thresholds import (
@@ -211,12 +212,12 @@ class WindowDiagnoser:
         self.overdue.block(cols, at_levels, own, judged, final)
         states = frame["eviction_state"].to_numpy(dtype="float64")
         self.eviction.block(cols, at_levels, states, settings.version, own)
-        in_episode = near_episodes(cols.t, [*around, *judged, *found], 0.0, IMPACT_GRACE_S)
+        in_episode = near_episodes(cols.t, nearby, 0.0, IMPACT_GRACE_S)  # the judged are of those found
         self.others += other_stalls(cols, in_episode, whole, settings.eviction, own)
         self.evidence.block(frame, own, judged, self._offset)
         self._tally(frame, cols, own)
         self.closeups.block(cols, judged)
-        self.blocks.append(Episodes.of(judged))
+        self.blocks.append(judged)
         self._judged = True
 
     def _reaching(self, since: float) -> list[Episode]:

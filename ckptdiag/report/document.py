@@ -15,8 +15,9 @@ import numpy as np
 
 from ckptdiag import __version__
 from ckptdiag.advice.recommendation import Advice
+from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.phases import breakdown
-from ckptdiag.analysis.results import Diagnosis, Episode, History, OtherStall
+from ckptdiag.analysis.results import Diagnosis, History, OtherStall
 from ckptdiag.analysis.verdict import listed_count, worst_episodes
 from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.recording import utc_iso
