@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import get_args
 
 import numpy as np
 import pytest
 
 from ckptdiag.analysis.episode import Episode, Impact, Phases
-from ckptdiag.analysis.episode_table import CHUNK, Episodes
+from ckptdiag.analysis.episode_table import (
+    CHUNK,
+    EPISODE,
+    FLAG,
+    IMPACT,
+    LABEL,
+    PHASES,
+    Episodes,
+    FlagField,
+    FloatField,
+    LabelField,
+)
 from ckptdiag.analysis.timeline import _touched
 from ckptdiag.analysis.verdict import GONE, cost_key, hurting, hurts, worst_episodes
 
@@ -115,3 +127,13 @@ def test_the_timeline_marks_the_buckets_each_episode_touches_as_its_slice_did() 
         if w:
             want[max(a, 0) : b + 1] = True
     assert np.array_equal(_touched(first, np.minimum(last, n - 1), n, which), want)
+
+
+def test_the_column_names_mypy_checks_are_the_columns_there_are() -> None:
+    """FloatField, FlagField and LabelField (what a reader may ask for) name every column of their
+    kind, from Episode's, Impact's and Phases' own fields."""
+    named = [(n, k) for n, k in EPISODE if k in (FLAG, LABEL, "float", "optional")]
+    named += [(f"impact.{n}", k) for n, k in IMPACT] + [(f"phases.{n}", k) for n, k in PHASES] + [("phases", FLAG)]
+    assert set(get_args(FloatField)) == {n for n, k in named if k in ("float", "optional")}
+    assert set(get_args(FlagField)) == {n for n, k in named if k == FLAG}
+    assert set(get_args(LabelField)) == {n for n, k in named if k == LABEL}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any, Final, overload
+from typing import Any, Final, Literal, overload
 
 import numpy as np
 
@@ -51,6 +51,21 @@ EPISODE: Final = tuple(
     (f.name, "impact" if f.name == "impact" else "phases" if f.name == "phases" else KINDS[str(f.type)])
     for f in fields(Episode)
 )
+
+# the columns by name, for mypy to check a reader's (a test holds them equal to the layouts above)
+FloatField = Literal[
+    "start", "end", "duration_s", "bytes_written", "start_earliest", "start_latest",
+    "impact.ops_s_baseline", "impact.ops_s_min", "impact.ops_ratio", "impact.ops_s_after",
+    "impact.write_latency_ratio", "impact.write_p99_ms_peak", "impact.write_latency_ms_peak",
+    "impact.read_latency_ratio", "impact.write_mb_s_peak", "impact.w_s_peak", "impact.util_pct_peak",
+    "impact.await_ms_peak", "impact.aqu_sz_peak", "impact.app_evicted_pages", "impact.app_wait_ms",
+    "impact.dirty_pct_peak", "impact.write_tickets_available_min", "impact.queued_writers_max",
+    "impact.repl_lag_growth_s", "impact.throttled_ms",
+    "phases.scrub_s", "phases.prepare_s", "phases.handles_s", "phases.handles", "phases.trees_s",
+    "phases.history_store_s", "phases.sync_s",
+]  # fmt: skip
+FlagField = Literal["exact_duration", "truncated", "shared", "phases", "impact.stall"]  # "phases": timed
+LabelField = Literal["evidence", "impact.write_latency_kind", "impact.reasons"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +235,7 @@ class Episodes(Sequence[Episode]):
         columns = {name: _joined([p._columns[name] for p in parts], sizes) for name in parts[0]._columns}
         return cls(columns, sum(sizes))
 
-    def floats(self, name: str) -> np.ndarray:
+    def floats(self, name: FloatField) -> np.ndarray:
         """A float field of every episode as float64, None as NaN: ``"duration_s"``,
         ``"impact.ops_ratio"``, ``"phases.sync_s"``; read-only."""
         column = self._columns[name]
@@ -230,7 +245,7 @@ class Episodes(Sequence[Episode]):
         out.flags.writeable = False
         return out
 
-    def flags(self, name: str) -> np.ndarray:
+    def flags(self, name: FlagField) -> np.ndarray:
         """A bool field of every episode: ``"impact.stall"``, ``"truncated"``; read-only."""
         column = self._columns[name]
         if column.kind != FLAG or column.values is None:
@@ -247,20 +262,20 @@ class Episodes(Sequence[Episode]):
         out.flags.writeable = False
         return out
 
-    def values(self, name: str) -> list[Any]:
+    def values(self, name: FloatField | FlagField | LabelField) -> list[Any]:
         """A field of every episode as its Python values (``"end"``: a float or None each)."""
         return self._columns[name].listed(slice(None), self._n)
 
-    def present(self, name: str) -> np.ndarray:
+    def present(self, name: FloatField) -> np.ndarray:
         """A float field's values where it is not None, in time order."""
         out: np.ndarray = self.floats(name)[self.known(name)]
         return out
 
-    def known(self, name: str) -> np.ndarray:
+    def known(self, name: FloatField | FlagField | LabelField) -> np.ndarray:
         """Where a field is not None (a float field's NaN may be a value)."""
         return self._columns[name].known(self._n)
 
-    def matching(self, name: str, test: Callable[[Any], bool]) -> np.ndarray:
+    def matching(self, name: LabelField, test: Callable[[Any], bool]) -> np.ndarray:
         """Where a field's value passes ``test`` (``"impact.reasons"``, ``lambda r: GONE in r``):
         each distinct value tested once."""
         column = self._columns[name]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.episode_table import Episodes, FloatField
 from ckptdiag.analysis.results import History, PeriodRow, Trend
 from ckptdiag.analysis.summary import fmt_bytes
 
@@ -75,7 +75,7 @@ def _row(at: float, step: float, eps: Episodes) -> PeriodRow:
     )
 
 
-def _known(eps: Episodes, name: str) -> list[float]:
+def _known(eps: Episodes, name: FloatField) -> list[float]:
     """A float field's values where it is not None."""
     values: list[float] = eps.present(name).tolist()
     return values

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ckptdiag.analysis.episode import Episode, Impact
-from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.episode_table import Episodes, FloatField
 from ckptdiag.analysis.thresholds import HURT_LATENCY_RATIO, HURT_OPS_RATIO
 from ckptdiag.analysis.verdict import GONE, hurting
 from ckptdiag.recording import utc_iso
@@ -36,7 +36,7 @@ def figures(episodes: Sequence[Episode], pick: Callable[[Impact], float | None])
     return [float(v) for e in episodes if (v := pick(e.impact)) is not None and np.isfinite(v)]
 
 
-def figure(episodes: Episodes, name: str, which: np.ndarray, finite: bool = True) -> list[float]:
+def figure(episodes: Episodes, name: FloatField, which: np.ndarray, finite: bool = True) -> list[float]:
     """A float field of the episodes ``which`` marks, where it is known (and ``finite``: as
     :func:`figures`), read from the columns."""
     values = episodes.floats(name)
