@@ -90,11 +90,13 @@ class Column:
             return cls(kind, np.array(values, dtype=np.int64).reshape(-1, 2))
         if kind == FLOAT:
             return cls(kind, np.array(values, dtype=np.float64))
-        none = np.array([v is None for v in values], dtype=bool)
-        if none.all():
+        data = np.array(values, dtype=np.float64)  # None becomes NaN
+        nones = values.count(None)
+        if nones == len(values):
             return cls(kind, None)
-        data = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-        return cls(kind, data, none=None if np.array_equal(none, np.isnan(data)) else none)
+        if nones == int(np.isnan(data).sum()):  # every NaN a None: NaN alone says it
+            return cls(kind, data)
+        return cls(kind, data, none=np.array([v is None for v in values], dtype=bool))
 
     def listed(self, rows: slice, n: int) -> list[Any]:
         """The Python values of ``rows`` (``n`` of them)."""
