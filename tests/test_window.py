@@ -15,7 +15,9 @@ from ftdc_writer import SimServer, write_ftdc
 from ckptdiag.analysis import window as window_module
 from ckptdiag.analysis.diagnosis import diagnose, diagnosis
 from ckptdiag.analysis.distribution import EXACT_VALUES, Distribution
+from ckptdiag.analysis.episode import Impact
 from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.verdict import hurting
 from ckptdiag.analysis.window import WindowDiagnoser
 from ckptdiag.model.facts import ServerFacts
 from ckptdiag.model.window import WHOLE, TimeWindow
@@ -77,6 +79,27 @@ def test_a_ten_day_directory_is_judged_a_day_at_a_time_the_same_in_any_pieces(te
     streamed = diagnose_window((ten_days,)).dx
     assert streamed.episodes == one.episodes and streamed.severity == one.severity
     assert streamed.baseline == one.baseline and streamed.evidence == one.evidence
+
+
+def test_a_long_windows_episodes_are_kept_in_columns_not_objects(ten_days: Path) -> None:
+    """What grows with the window is its checkpoints, a few hundred bytes each (an Episode with
+    its Impact and Phases as objects held ~800), and no Impact is made until a report reads one."""
+    made = []
+    original = Impact.__init__
+
+    def counting(self: Impact, *args: object, **kwargs: object) -> None:
+        made.append(1)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Impact, "__init__", counting)
+        dx = diagnose_window((ten_days,)).dx
+        assert len(dx.episodes) == 14_400 and dx.episodes.nbytes / len(dx.episodes) <= 300
+        # objects only for the checkpoints that hurt (the advice classifies them and writes its notes
+        # from them: two reads of 1,440) and a few a day (the close-ups' candidates, the checkpoints
+        # a block's context holds), never one per checkpoint
+        hurt = int(hurting(dx.episodes).sum())
+        assert hurt == 1_439 and len(made) < 2 * hurt + 20 * 10
 
 
 def test_the_derived_window_is_the_same_in_pieces_of_any_size(ten_days: Path, monkeypatch: pytest.MonkeyPatch) -> None:

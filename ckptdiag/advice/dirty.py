@@ -12,7 +12,7 @@ from ckptdiag.advice.proof import as_check
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.analysis.summary import figures
+from ckptdiag.analysis.summary import figure
 from ckptdiag.analysis.verdict import hurting
 from ckptdiag.model.engine_config import (
     DEFAULT_DIRTY_TARGET,
@@ -128,7 +128,7 @@ def _dirty_evidence(dx: Diagnosis, d: DirtyDecision) -> tuple[str, ...]:
             f"{d.sized_from / 100 * cache / d.rate:.1f} s of what this disk has shown it writes "
             f"({d.rate / 2**20:.0f} MB/s)"
         )
-    peak = median(figures(finished(dx), lambda m: m.dirty_pct_peak))
+    peak = median(figure(finished(dx), "impact.dirty_pct_peak"))
     if peak is not None:
         evidence.append(f"dirty cache peaks at {peak:.0f} % ({mb(peak / 100 * cache)}) in the checkpoints that hurt")
     return tuple(evidence)

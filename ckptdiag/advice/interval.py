@@ -11,7 +11,7 @@ from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import mb
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.analysis.summary import figures
+from ckptdiag.analysis.summary import figure
 from ckptdiag.analysis.verdict import hurting_checkpoints
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S, EngineSettings
 
@@ -62,7 +62,7 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
         # most of it is the walk over every handle, the same at any interval: a shorter one would
         # repeat that freeze more often (the handles cause says what to do instead)
         return None
-    kept = median(figures(finished(dx), lambda m: m.ops_ratio))
+    kept = median(figure(finished(dx), "impact.ops_ratio"))
     stopped = kept is not None and kept <= STOPPED_OPS_RATIO
     aim = TARGET_STOPPED_CHECKPOINT_S if stopped else TARGET_CHECKPOINT_S
     # the longest interval, at most half the one now, whose checkpoints the model puts at the aim

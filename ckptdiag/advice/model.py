@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Diagnosis
-from ckptdiag.analysis.summary import figures
+from ckptdiag.analysis.summary import figure
 from ckptdiag.analysis.verdict import hurting
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 
@@ -143,7 +144,7 @@ def flush_at_target(dx: Diagnosis, target_pct: float, held: bool) -> tuple[float
     return sync_bytes(bytes_now, 1.0, period, other), sync_bytes(bytes_now, share, period, other)
 
 
-def finished(dx: Diagnosis, *, focus: bool = True) -> Sequence[Episode]:
+def finished(dx: Diagnosis, *, focus: bool = True) -> Episodes:
     """The checkpoints that finished in the window: those that hurt when any did (``focus``), else all."""
     done = dx.episodes.known("end")
     hurt = done & hurting(dx.episodes)
@@ -173,12 +174,12 @@ def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None
     written = [x for x in focus.present("bytes_written").tolist() if x]
     if not durations:
         return None
-    ratios = figures(finished(dx), lambda m: m.ops_ratio)
+    ratios = figure(finished(dx), "impact.ops_ratio")
     return CheckpointShape(
         interval_s=interval_s,
         bytes_written=median(written),
         duration_s=median(durations),
-        p99_inside_ms=median(figures(finished(dx), lambda m: m.write_p99_ms_peak)),
+        p99_inside_ms=median(figure(finished(dx), "impact.write_p99_ms_peak")),
         p99_between_ms=dx.baseline.write_p99_ms,
         ops_dip=1 - float(np.median(ratios)) if ratios else None,
         other_b_s=dx.other_writes_b_s or 0.0,
@@ -186,9 +187,12 @@ def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None
     )
 
 
-def _prepared_s(focus: Sequence[Episode]) -> float:
-    """The typical prepare of these checkpoints, where the server times it (7.1+), else 0."""
-    return median([v for e in focus if (v := prepare_s(e)) is not None]) or 0.0
+def _prepared_s(focus: Episodes) -> float:
+    """The typical prepare of these checkpoints (:func:`prepare_s`, read from the columns), where
+    the server times it (7.1+), else 0."""
+    prepared, handles = focus.known("phases.prepare_s"), focus.known("phases.handles_s")
+    seconds = np.where(prepared, focus.floats("phases.prepare_s"), focus.floats("phases.handles_s"))
+    return median(seconds[focus.flags("phases") & (prepared | handles)].tolist()) or 0.0
 
 
 def prepare_s(e: Episode) -> float | None:

@@ -237,6 +237,12 @@ class Episodes(Sequence[Episode]):
         columns = {name: _joined([p._columns[name] for p in parts], sizes) for name in parts[0]._columns}
         return cls(columns, sum(sizes))
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes its columns hold (a view shares its parent's, counted here all the same)."""
+        held = [c.values for c in self._columns.values()] + [c.none for c in self._columns.values()]
+        return sum(a.nbytes for a in held if a is not None)
+
     def floats(self, name: FloatField) -> np.ndarray:
         """A float field of every episode as float64, None as NaN: ``"duration_s"``,
         ``"impact.ops_ratio"``, ``"phases.sync_s"``; read-only."""

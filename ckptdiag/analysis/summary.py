@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from ckptdiag.analysis.episode import Episode, Impact
 from ckptdiag.analysis.episode_table import Episodes, FloatField
 from ckptdiag.analysis.thresholds import HURT_LATENCY_RATIO, HURT_OPS_RATIO
 from ckptdiag.analysis.verdict import GONE, hurting
@@ -31,16 +30,11 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds >= 0.1 else f"{seconds * 1000:.0f} ms"
 
 
-def figures(episodes: Sequence[Episode], pick: Callable[[Impact], float | None]) -> list[float]:
-    """One impact figure of each episode that has it."""
-    return [float(v) for e in episodes if (v := pick(e.impact)) is not None and np.isfinite(v)]
-
-
-def figure(episodes: Episodes, name: FloatField, which: np.ndarray, finite: bool = True) -> list[float]:
-    """A float field of the episodes ``which`` marks, where it is known (and ``finite``: as
-    :func:`figures`), read from the columns."""
+def figure(episodes: Episodes, name: FloatField, which: np.ndarray | None = None, finite: bool = True) -> list[float]:
+    """A float field of the episodes ``which`` marks (None: every one), where it is known (and,
+    ``finite``, a number: an impact figure of each episode that has it), read from the columns."""
     values = episodes.floats(name)
-    kept = which & episodes.known(name)
+    kept = episodes.known(name) if which is None else which & episodes.known(name)
     out: list[float] = values[kept & np.isfinite(values) if finite else kept].tolist()
     return out
 
