@@ -90,6 +90,8 @@ def test_columns_answer_what_each_reader_asked_of_every_episode() -> None:
     table = Episodes.of(EPISODES)
     durations = table.floats("duration_s")
     assert np.array_equal(table.known("duration_s"), [e.duration_s is not None for e in EPISODES])
+    kinds = [e.impact.write_latency_kind is not None for e in EPISODES]
+    assert np.array_equal(table.known("impact.write_latency_kind"), kinds) and not all(kinds)
     assert table.present("duration_s").tolist() == [e.duration_s for e in EPISODES if e.duration_s is not None]
     assert np.isnan(durations[0]) and not durations.flags.writeable
     assert table.flags("impact.stall").tolist() == [e.stall for e in EPISODES]

@@ -73,7 +73,7 @@ class Column:
     """One field of every episode."""
 
     kind: str
-    values: np.ndarray | None  # None: every value None (an OPTIONAL or LABEL field no episode has)
+    values: np.ndarray | None  # None: every value None (an OPTIONAL field no episode has)
     labels: tuple[Any, ...] = ()  # LABEL: the distinct values, which ``values`` (codes) index
     none: np.ndarray | None = None  # OPTIONAL: where the value is None, if NaN alone does not say
 
@@ -127,6 +127,10 @@ class Column:
         """Where the value is not None."""
         if self.values is None:
             return np.zeros(n, dtype=bool)
+        if self.kind == LABEL:  # a label may be None ("str | None")
+            named = np.array([label is not None for label in self.labels], dtype=bool)
+            out: np.ndarray = named[self.values] if named.size else np.zeros(n, dtype=bool)
+            return out
         if self.kind != OPTIONAL:
             return np.ones(n, dtype=bool)
         return ~np.isnan(self.values) if self.none is None else ~self.none
