@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import get_args
@@ -21,6 +22,7 @@ from ckptdiag.analysis.episode_table import (
     FlagField,
     FloatField,
     LabelField,
+    PhaseArrays,
 )
 from ckptdiag.analysis.timeline import _touched
 from ckptdiag.analysis.verdict import GONE, cost_key, hurting, hurts, worst_episodes
@@ -139,3 +141,25 @@ def test_the_column_names_mypy_checks_are_the_columns_there_are() -> None:
     assert set(get_args(FloatField)) == {n for n, k in named if k in ("float", "optional")}
     assert set(get_args(FlagField)) == {n for n, k in named if k == FLAG}
     assert set(get_args(LabelField)) == {n for n, k in named if k == LABEL}
+
+
+def test_the_judges_arrays_make_the_episodes_the_objects_would() -> None:
+    """Episodes.judged from the impact's and the phases' arrays (NaN: none) and lists: the same
+    episodes as built from objects."""
+    found = [Episode(1.0 + k, 2.0 + k, 1.0, None, "counters") for k in range(3)]
+    impact: dict[str, object] = {f.name: [getattr(Impact(), f.name)] * 3 for f in dataclasses.fields(Impact)}
+    impact["ops_ratio"] = np.array([0.5, np.nan, 0.25])
+    impact["stall"] = np.array([True, False, False])
+    timed = np.array([True, False, True])
+    values = {"sync_s": np.array([0.5, 0.7, np.nan]), "handles_s": np.array([0.01, 0.02, 0.03])}
+    rows = np.array([[0, 1], [1, 2], [2, 3]])
+    table = Episodes.judged(found, rows, impact, PhaseArrays(timed, values))
+    impacts = [Impact(ops_ratio=0.5, stall=True), Impact(), Impact(ops_ratio=0.25)]
+    phases = [Phases(sync_s=0.5, handles_s=0.01), None, Phases(handles_s=0.03)]
+    want = [
+        dataclasses.replace(e, rows=(a, b), impact=i, phases=p)
+        for e, (a, b), i, p in zip(found, rows.tolist(), impacts, phases, strict=True)
+    ]
+    assert list(table) == want
+    with pytest.raises(ValueError):
+        Episodes.judged(found, rows, {**impact, "extra": [None] * 3}, [None] * 3)

@@ -154,8 +154,26 @@ def _given(kind: str, values: Any) -> Column:
     return Column(kind, data)
 
 
-def _phases(phases: Sequence[Phases | None]) -> dict[str, Column]:
+@dataclass(frozen=True)
+class PhaseArrays:
+    """Every episode's phases as the judge reads them: where each has a breakdown (``timed``),
+    and each :class:`Phases` field's values by name (NaN: not timed; a field not read: None)."""
+
+    timed: np.ndarray
+    values: Mapping[str, np.ndarray]
+
+
+def _phases(phases: Sequence[Phases | None] | PhaseArrays) -> dict[str, Column]:
     """Whether each episode's phases were timed, and each phase's column."""
+    if isinstance(phases, PhaseArrays):
+        timed = np.asarray(phases.timed, dtype=bool)
+        if set(phases.values) - {f for f, _ in PHASES}:
+            raise ValueError(f"not Phases fields: {sorted(set(phases.values) - {f for f, _ in PHASES})}")
+        missing = np.full(timed.size, np.nan)
+        return {
+            "phases": Column(FLAG, timed),
+            **{f"phases.{f}": _given(k, np.where(timed, phases.values.get(f, missing), np.nan)) for f, k in PHASES},
+        }
     columns = {"phases": Column.of(FLAG, [p is not None for p in phases])}
     for f, k in PHASES:
         columns[f"phases.{f}"] = Column.of(k, [None if p is None else getattr(p, f) for p in phases])
@@ -209,7 +227,11 @@ class Episodes(Sequence[Episode]):
 
     @classmethod
     def judged(
-        cls, found: Sequence[Episode], rows: np.ndarray, impact: Mapping[str, Any], phases: Sequence[Phases | None]
+        cls,
+        found: Sequence[Episode],
+        rows: np.ndarray,
+        impact: Mapping[str, Any],
+        phases: Sequence[Phases | None] | PhaseArrays,
     ) -> Episodes:
         """The episodes ``found`` (their own fields) judged: at ``rows`` (first and last, one pair
         each), with ``impact`` by :class:`Impact` field (a float field as an array, NaN for None;

@@ -17,8 +17,8 @@ import numpy as np
 
 from ckptdiag.analysis.baseline import LocalFigures, local_figures
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.episode import Episode, Phases
-from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.episode_table import Episodes, PhaseArrays
 from ckptdiag.analysis.results import Baseline
 from ckptdiag.analysis.stats import ratios, sums_before, time_weighted_mean
 from ckptdiag.analysis.thresholds import (
@@ -36,7 +36,7 @@ from ckptdiag.analysis.thresholds import (
 from ckptdiag.analysis.verdict import CUT_OFF, GONE, NO_LOAD
 
 # the found episodes and the row of each one's last sample -> each one's phases (None: not timed)
-PhaseReader = Callable[[Sequence[Episode], np.ndarray], Sequence[Phases | None]]
+PhaseReader = Callable[[Sequence[Episode], np.ndarray], PhaseArrays]
 
 
 def assess_all(

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ckptdiag.analysis.episode import TIMED_PHASES, Episode, Phases
-from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.episode import TIMED_PHASES, Episode
+from ckptdiag.analysis.episode_table import Episodes, PhaseArrays
 from ckptdiag.model.window import when
 
 # column -> (the catalogue's metric, derived into the column as it is; Phases field, seconds per unit)
@@ -32,14 +32,13 @@ PHASES = {
 ROUNDING_S = 0.002  # a phase timed in whole ms (and the duration too): each may read 1 ms long
 
 
-def phases_of(frame: pd.DataFrame, episodes: Sequence[Episode], rows: np.ndarray) -> list[Phases | None]:
-    """Each episode's phases where the frame has them and they are its own (None otherwise),
-    read at ``rows`` (the frame's row of each one's last sample); judged all at once (a long
-    window has 70,000)."""
+def phases_of(frame: pd.DataFrame, episodes: Sequence[Episode], rows: np.ndarray) -> PhaseArrays:
+    """Each episode's phases where the frame has them and they are its own (not timed
+    otherwise), read at ``rows`` (the frame's row of each one's last sample); judged all at once
+    (a long window has 70,000), as arrays: the episodes' columns."""
     present = [c for c in PHASES if c in frame]
-    out: list[Phases | None] = [None] * len(episodes)
     if not present or not episodes or "ckpt_recent_ms" not in frame:
-        return out
+        return PhaseArrays(np.zeros(len(episodes), dtype=bool), {})
     t = frame["t"].to_numpy()
     duration = np.array([np.nan if e.end is None or e.duration_s is None else e.duration_s for e in episodes])
     inside = (rows >= 0) & (rows < t.size)
@@ -65,20 +64,12 @@ def phases_of(frame: pd.DataFrame, episodes: Sequence[Episode], rows: np.ndarray
             & (timed <= duration + ROUNDING_S * known)
             & ~(np.nan_to_num(handles) > np.where(np.isnan(prepare), duration, prepare) + ROUNDING_S)
         )
-    fields = list(read)
-    columns = [read[f].tolist() for f in fields]
-    for k in np.flatnonzero(kept).tolist():
-        out[k] = Phases(**{f: _value(c[k]) for f, c in zip(fields, columns, strict=True)})
-    return out
+    return PhaseArrays(kept, read)
 
 
 def _at(frame: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
     """The column's values at ``rows`` as float64 (only those rows widened: a block has 16,000)."""
     return np.asarray(frame[column].to_numpy()[rows], dtype="float64")
-
-
-def _value(x: float) -> float | None:
-    return None if x != x else float(x)
 
 
 SHOWN_SHARE = 0.02  # a phase under this share of the checkpoint (and under SHOWN_S) is left out of the text
