@@ -150,6 +150,16 @@ def _reset(prev: np.ndarray, curr: np.ndarray) -> np.ndarray:
     return result
 
 
+def _wrapped(column: np.ndarray) -> np.ndarray:
+    """``column`` modulo ``TICKS_WRAP``, the modulo (slow: a tenth of a piece's iostat figures)
+    taken only where it changes a value (+ 0.0 copies, and makes -0.0 the +0.0 it gives)."""
+    out: np.ndarray = column + 0.0
+    with np.errstate(invalid="ignore"):
+        beyond = (column < 0) | (column >= TICKS_WRAP)
+    out[beyond] = np.mod(column[beyond], TICKS_WRAP)
+    return out
+
+
 def iostat(
     prev: np.ndarray, curr: np.ndarray, dt_s: np.ndarray, wanted: Collection[str] | None = None
 ) -> dict[str, np.ndarray]:
@@ -177,12 +187,7 @@ def iostat(
                 before = np.where(reset, 0.0, prev[:, j])
                 column = curr[:, j] - before
                 if name in _TICK_FIELDS:  # the ms counters wrap, from high to low only
-                    # the modulo (slow: a tenth of a piece's iostat figures) only where it changes a value;
-                    # + 0.0 copies and makes -0.0 the +0.0 the modulo gives
-                    wrapped = column + 0.0
-                    out_of_range = (column < 0) | (column >= TICKS_WRAP)
-                    wrapped[out_of_range] = np.mod(column[out_of_range], TICKS_WRAP)
-                    deltas[name] = np.where((column < 0) & (before < TICKS_WRAP / 2), np.nan, wrapped)
+                    deltas[name] = np.where((column < 0) & (before < TICKS_WRAP / 2), np.nan, _wrapped(column))
                 else:  # the others that went back give no rate
                     deltas[name] = np.where(column < 0, 0.0, column)
         return deltas[name]
