@@ -31,8 +31,8 @@ def _fmt_s(seconds: float) -> str:
 
 
 def figure(episodes: Episodes, name: FloatField, which: np.ndarray | None = None, finite: bool = True) -> list[float]:
-    """A float field of the episodes ``which`` marks (None: every one), where it is known (and,
-    ``finite``, a number: an impact figure of each episode that has it), read from the columns."""
+    """A float field of the episodes ``which`` marks (None: every one), where it is known and,
+    with ``finite``, a number (an impact figure of each episode that has one), read from the columns."""
     values = episodes.floats(name)
     kept = episodes.known(name) if which is None else which & episodes.known(name)
     out: list[float] = values[kept & np.isfinite(values) if finite else kept].tolist()
