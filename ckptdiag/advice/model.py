@@ -22,7 +22,7 @@ from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figure
-from ckptdiag.analysis.verdict import hurting
+from ckptdiag.analysis.verdict import disk_bursts, hurting
 from ckptdiag.model.engine_config import DEFAULT_INTERVAL_S
 
 # Linux writes back what a process wrote (and did not sync) once it has been dirty this long
@@ -166,8 +166,7 @@ def typical_share(episodes: Sequence[Episode], part: Callable[[Episode], float |
 
 def checkpoint_shape(dx: Diagnosis, interval_s: float) -> CheckpointShape | None:
     """The measured typical checkpoint (the ones that hurt, else all) at ``interval_s``."""
-    burst = dx.episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
-    done = dx.episodes.known("end") & ~burst
+    done = dx.episodes.known("end") & ~disk_bursts(dx.episodes)
     hurt = done & hurting(dx.episodes)
     focus = dx.episodes.take(hurt if hurt.any() else done)
     durations = [x for x in focus.present("duration_s").tolist() if x]

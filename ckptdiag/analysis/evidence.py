@@ -18,7 +18,7 @@ from ckptdiag.analysis.thresholds import (
     STALL_WAIT_MS,
     STALL_WAIT_RATIO,
 )
-from ckptdiag.analysis.verdict import hurting
+from ckptdiag.analysis.verdict import disk_bursts, hurting
 from ckptdiag.recording import utc_iso
 
 
@@ -59,8 +59,7 @@ class EvidenceTally:
             self.slow += int(slow[own].sum())
             self.slowest_ms = max(self.slowest_ms, float(np.nanmax(rtt[own])))
         # checkpoints with a slow reply in or just before them: a difference of running counts each
-        burst = episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
-        spans = episodes.rows()[~burst] - offset + np.array([-1, 1])
+        spans = episodes.rows()[~disk_bursts(episodes)] - offset + np.array([-1, 1])
         counted = sums_before(slow)
         lo, hi = np.clip(spans[:, 0], 0, slow.size), np.clip(spans[:, 1], 0, slow.size)
         self.slow_during += int((counted[np.maximum(hi, lo)] > counted[lo]).sum())
@@ -99,7 +98,7 @@ def evidence(
         notes.append(f"{restarts} server restarts in the window")
     if tally.missing:
         notes.append(f"{tally.missing} serverStatus replies without the wiredTiger section (checkpoint contention)")
-    if len(episodes) and episodes.matching("evidence", lambda evidence: evidence == "disk-burst").all():
+    if len(episodes) and disk_bursts(episodes).all():
         notes.append("no checkpoint statistics: episodes are disk write bursts")
     if period_s and period_s > 1.5:
         notes.append(

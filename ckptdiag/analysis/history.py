@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ckptdiag.analysis.episode_table import Episodes, FloatField
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import History, PeriodRow, Trend
 from ckptdiag.analysis.summary import fmt_bytes
 
@@ -60,9 +60,9 @@ def history(episodes: Episodes, start: float, end: float, interval_s: float | No
 
 
 def _row(at: float, step: float, eps: Episodes) -> PeriodRow:
-    durations = _known(eps, "duration_s")
-    written = _known(eps, "bytes_written")
-    p99 = _known(eps, "impact.write_p99_ms_peak")
+    durations: list[float] = eps.present("duration_s").tolist()
+    written: list[float] = eps.present("bytes_written").tolist()
+    p99: list[float] = eps.present("impact.write_p99_ms_peak").tolist()
     return PeriodRow(
         start=at,
         at=float(np.median(eps.floats("start"))) if len(eps) else at + step / 2,
@@ -73,12 +73,6 @@ def _row(at: float, step: float, eps: Episodes) -> PeriodRow:
         bytes_p50=float(np.median(written)) if written else None,
         write_p99_ms_max=max(p99) if p99 else None,
     )
-
-
-def _known(eps: Episodes, name: FloatField) -> list[float]:
-    """A float field's values where it is not None."""
-    values: list[float] = eps.present(name).tolist()
-    return values
 
 
 def _trend(

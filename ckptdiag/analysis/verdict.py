@@ -42,10 +42,14 @@ def hurting(episodes: Episodes) -> np.ndarray:
     return out
 
 
+def disk_bursts(episodes: Episodes) -> np.ndarray:
+    """Which episodes are disk write bursts (found without checkpoint statistics), not checkpoints."""
+    return episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
+
+
 def hurting_checkpoints(episodes: Episodes) -> np.ndarray:
     """:func:`hurting`, of the checkpoints (not the disk write bursts found without statistics)."""
-    burst = episodes.matching("evidence", lambda evidence: evidence == "disk-burst")
-    out: np.ndarray = hurting(episodes) & ~burst
+    out: np.ndarray = hurting(episodes) & ~disk_bursts(episodes)
     return out
 
 

@@ -126,7 +126,7 @@ def run_report(request: ReportRequest, warn: Warn) -> ExitStatus:
             return _run_log_only(request, inputs.logs, warn)
         report = _diagnose(inputs, request.window)
     _warn_damage(report, warn)
-    with full_collections_deferred():  # the episodes are still there, long-lived, to be written
+    with full_collections_deferred():  # the report is built from long-lived results
         for out in request.outputs:
             write_report(report, out.fmt, out.path, protect=request.paths, top=request.top, wrote=warn)
     return exit_status(report.dx.severity, request.fail_on)
