@@ -154,40 +154,10 @@ def test_a_damaged_file_in_the_middle_is_its_note_both_ways(tmp_path: Path, monk
     assert_same(one, many)
     derived = log.read_text().split()
     files = sorted(f.name for f in d.iterdir())
-    # each file once, by a worker or by this process while it waited; only the one joined to the
-    # wrong row twice
+    # each file once, by a worker or by this process; only the one joined to the wrong row twice
     assert sorted(derived) == sorted([*files, "metrics.2026-01-01T00-04-00Z-00000"])
     errors = [r.error for r in many.data.reports if r.error]
     assert len(errors) == 2 and "truncated" in errors[0] and "not an FTDC file" in errors[1]
-
-
-def test_this_process_derives_files_while_a_slow_worker_is_busy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A worker slower than this process's judging leaves it waiting: it takes the files given
-    out that no worker has begun, derives each once, and the window is the same."""
-    import time
-
-    d = tmp_path / "diagnostic.data"
-    one_server(d, 300, files=6)
-    log = tmp_path / "derived.log"
-    here = os.getpid()
-    derive_file = ftdc_window.derive_file
-
-    def slow_in_workers(file: Path, *args: object, **kwargs: object) -> object:
-        if os.getpid() != here:
-            time.sleep(0.5)
-        with log.open("a") as out:
-            out.write(f"{'here' if os.getpid() == here else 'worker'} {file.name}\n")
-        return derive_file(file, *args, **kwargs)  # type: ignore[arg-type]
-
-    one = derive_ftdc([d], WHOLE, jobs=1)
-    monkeypatch.setattr(ftdc_window, "derive_file", slow_in_workers)
-    many = derive_ftdc([d], WHOLE, jobs=2)  # two workers
-    assert_same(one, many)
-    lines = [line.split() for line in log.read_text().splitlines()]
-    assert sorted(name for _, name in lines) == sorted(f.name for f in d.iterdir())  # each once
-    assert {who for who, _ in lines} == {"here", "worker"}
 
 
 def test_a_file_given_alone_that_is_not_ftdc_raises_both_ways(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -229,32 +230,12 @@ def _taken(slots: Slots, k: int, future: Future[Handed]) -> FileWindow | None:
     return window
 
 
-_HERE: dict[str, Any] = {}  # the chunk shapes of the files this process derives in a worker's stead
-
-
-def _help(ahead: dict[int, tuple[int, Future[Handed], Task]], mine: dict[int, FileWindow], k: int) -> None:
-    """While file ``k``'s worker is not done, derive here the latest file given out that no
-    worker has begun (its task withdrawn), as a worker would: this process judges faster than
-    a worker derives on most servers, and would only wait. Returns when ``k`` is done or no
-    file is left to take."""
-    while not ahead[k][1].done():
-        for j in reversed(list(ahead)):
-            if j != k and ahead[j][1].cancel():  # not begun: withdrawn, never run
-                _, _, (file, in_dir, before, window) = ahead.pop(j)
-                seam = None if before is None else last_row(before, window, _HERE, reads)
-                mine[j] = derive_file(file, in_dir, window, seam, _HERE)
-                break
-        else:
-            return  # every other file is with a worker: wait for ``k``
-
-
 def _in_workers(
     files: list[tuple[Path, bool]], window: TimeWindow, jobs: int, heavy: list[bool]
 ) -> Iterator[FileWindow | None]:
     """Every file's window, in file order: the ``heavy`` ones' from ``jobs`` forked workers,
-    or derived here while this process would otherwise wait for one (:func:`_help`); None for
-    the others (the caller derives those itself, as every file from the first a dead worker took
-    on)."""
+    None for the others (the caller derives those itself, as every file from the first a dead
+    worker took on)."""
     before = _latest_before([file for file, _ in files])
     tasks = [(k, (file, in_dir, before[k], window)) for k, (file, in_dir) in enumerate(files) if heavy[k]]
     global _SLOTS
@@ -269,27 +250,20 @@ def _in_workers(
         # a file a task (a worker holds a task's results until all are done: two files a task
         # cost 30 MB more a worker, and time), and only AHEAD results beyond the workers' own:
         # results not taken yet are held in memory
-        ahead: dict[int, tuple[int, Future[Handed], Task]] = {}  # by file, in the order given
-        mine: dict[int, FileWindow] = {}  # files derived here while a worker's was awaited
+        ahead: deque[tuple[int, Future[Handed]]] = deque()
         given, broken = 0, False
         for k in range(len(files)):
-            while not broken and given < len(tasks) and len(ahead) + len(mine) <= limit:
-                file_k, task = tasks[given]
+            while not broken and given < len(tasks) and len(ahead) <= limit:
                 try:
-                    ahead[file_k] = (given, pool.submit(_worker_file, task, given), task)
+                    ahead.append((given, pool.submit(_worker_file, tasks[given][1], given)))
                 except BrokenProcessPool:  # a worker died since a result was last taken
                     broken = True
                     break
                 given += 1
-            if k in mine:
-                yield mine.pop(k)
-                continue
-            if k not in ahead:  # read here (a light file, or one never given out)
+            if not heavy[k] or not ahead:  # read here (a light file, or one never given out)
                 yield None
                 continue
-            _help(ahead, mine, k)
-            task_k, future, _ = ahead.pop(k)
-            got = _taken(slots, task_k, future)
+            got = _taken(slots, *ahead.popleft())
             yield got
             if got is None:
                 break
