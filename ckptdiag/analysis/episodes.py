@@ -17,9 +17,6 @@ disk stand in: runs of seconds far above its usual write rate.
 
 from __future__ import annotations
 
-import math
-from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,24 +84,23 @@ class _Counters:
 
 @dataclass(frozen=True)
 class _Events:
-    """The counters at the rows where something can happen (:func:`_eventful`), as Python lists
-    indexed by position among those rows: the episode finder reads each row a few times, and a
-    numpy scalar read and compared costs several times a list's (68,176 checkpoints of 47 days
-    spent a second there)."""
+    """The counters at the rows where something can happen (:func:`_eventful`), an array each,
+    indexed by position among those rows."""
 
-    rows: list[int]
-    t: list[float]
-    t_before: list[float]  # the time of the row before (the row's own at row 0)
-    starts: list[float]
-    running: list[float]
-    total_ms: list[float]
-    recent_ms: list[float]
-    next_total_ms: list[float]  # the row after's (NaN at the last row)
-    next_starts: list[float]
-    written_before: list[float]  # bytes written before the row, and rows with the figure before it
-    written_seen: list[float]
-    written_through: list[float]  # the same before the row after
-    seen_through: list[float]
+    rows: np.ndarray
+    t: np.ndarray
+    t_before: np.ndarray  # the time of the row before (the row's own at row 0)
+    begun: np.ndarray  # checkpoints begun in the interval before (int64, as int() truncates; 0: a stretch begins)
+    stretch: np.ndarray  # a stretch begins here: the first sample, or after a restart (no start count)
+    flag_up: np.ndarray  # the running flag or progress state says one runs
+    running: np.ndarray  # one runs, by the flag (or without one, by total time in the row after)
+    moved: np.ndarray  # total time moved: at least one ended in the interval before
+    total_ms: np.ndarray
+    recent_ms: np.ndarray
+    written_before: np.ndarray  # bytes written before the row, and rows with the figure before it
+    written_seen: np.ndarray
+    written_through: np.ndarray  # the same before the row after
+    seen_through: np.ndarray
 
     @classmethod
     def of(cls, c: _Counters) -> _Events:
@@ -113,90 +109,57 @@ class _Events:
         n = c.t.size
         after = np.minimum(at + 1, n - 1)
         beyond = at + 1 >= n
+        starts, flag = c.starts[at], c.running[at]
+        stretch = ~np.isfinite(starts)
+        with np.errstate(invalid="ignore"):
+            if c.has_flag:  # a sample that lacks the flag (no wiredTiger section): unchanged, so still up
+                running = np.where(np.isfinite(flag), flag == 1, True)
+            else:  # without one, it runs on until total time moves in the next interval with nothing begun
+                running = (c.total_ms[after] > 0) & ~(c.starts[after] > 0) & ~beyond
+            return cls(
+                rows=at,
+                t=c.t[at],
+                t_before=c.t[np.maximum(at - 1, 0)],
+                begun=np.where(stretch, 0.0, starts).astype(np.int64),
+                stretch=stretch,
+                flag_up=flag == 1,
+                running=running,
+                moved=c.total_ms[at] > 0,
+                total_ms=c.total_ms[at],
+                recent_ms=c.recent_ms[at],
+                written_before=c.written_before[at],
+                written_seen=c.written_seen[at],
+                written_through=c.written_before[at + 1],
+                seen_through=c.written_seen[at + 1],
+            )
 
-        def later(values: np.ndarray) -> list[float]:
-            picked = values[after]
-            picked[beyond] = np.nan
-            result: list[float] = picked.tolist()
-            return result
 
-        return cls(
-            rows=at.tolist(),
-            t=c.t[at].tolist(),
-            t_before=c.t[np.maximum(at - 1, 0)].tolist(),
-            starts=c.starts[at].tolist(),
-            running=c.running[at].tolist(),
-            total_ms=c.total_ms[at].tolist(),
-            recent_ms=c.recent_ms[at].tolist(),
-            next_total_ms=later(c.total_ms),
-            next_starts=later(c.starts),
-            written_before=c.written_before[at].tolist(),
-            written_seen=c.written_seen[at].tolist(),
-            written_through=c.written_before[at + 1].tolist(),
-            seen_through=c.written_seen[at + 1].tolist(),
-        )
+def _ended(e: _Events) -> np.ndarray:
+    """How many checkpoints end at each eventful row (or, where a stretch begins, are cut off
+    there), from whether one is still pending after it.
 
-
-def _still_running(c: _Counters, e: _Events, j: int, begun: int, pending: int) -> int:
-    """How many of the ``pending`` checkpoints still run at eventful row ``j`` (0 or 1:
-    WiredTiger runs one at a time), ``begun`` of them begun in the interval before it.
-
-    Total time moves only when one ends, so when it moved one at least ended, whatever the
-    flag says: the server records the time before it clears the flag or progress state (real
-    FTDC shows a 108 ms checkpoint begun and ended between two samples with the flag still up
-    at the second; the lab's 8.0 engine the same for its progress state). Otherwise the flag
-    says; without one, a checkpoint runs on only until total time moves in the next interval
-    with nothing begun there.
+    WiredTiger runs one at a time, so at most one is pending after any row: total time moves only
+    when one ends, so when it moved one at least ended, whatever the flag says (the server records
+    the time before it clears the flag or progress state: real FTDC shows a 108 ms checkpoint begun
+    and ended between two samples with the flag still up at the second; the lab's 8.0 engine the
+    same for its progress state). Otherwise the flag says; without one, a checkpoint runs on only
+    until total time moves in the next interval with nothing begun there. Whether one is pending
+    after a row is set by the row (one begun there, or several, or none with time moved, or a
+    stretch beginning) or is the flag's reading *and* the row before's (one pending, none begun;
+    or one begun with time moved): the last setting row's value, unless a row after it read down.
     """
-    moved = e.total_ms[j] > 0
-    flag = e.running[j]
-    if math.isfinite(flag):
-        running = int(flag == 1)
-    elif c.has_flag:  # this sample lacks it (no wiredTiger section): unchanged unless time moved
-        running = 1
-    else:
-        running = int(e.next_total_ms[j] > 0 and not e.next_starts[j] > 0)
-    if moved:
-        running = 0 if begun == 0 else running
-        return max(min(running, pending - 1), 0)
-    return min(running, pending)
-
-
-def _durations(e: _Events, j: int, ended: int) -> Sequence[tuple[float | None, bool]]:
-    """The durations of the ``ended`` checkpoints seen ending in the interval before eventful
-    row ``j``, in order, each with whether the server's counters pin it exactly.
-
-    Their durations add up to the interval's rise of total time; the last one's is the
-    server's "most recent time"; the others share the rest (exact when there is one other).
-    """
-    total = e.total_ms[j]
-    if not math.isfinite(total):
-        return [(None, False)] * ended
-    if ended == 1:
-        return [(total / 1000, True)]
-    recent = e.recent_ms[j]
-    last = recent if math.isfinite(recent) and 0 <= recent <= total else total / ended
-    share = (total - last) / (ended - 1)
-    return [(share / 1000, ended == 2)] * (ended - 1) + [(last / 1000, math.isfinite(recent))]
-
-
-@dataclass
-class _Begun:
-    """A checkpoint seen beginning (in the interval before sample ``row``), not yet seen ending,
-    with what its episode reads of that row: its time, the time before it, the bytes before it."""
-
-    row: int
-    truncated: bool  # already running at the first sample of the window or of a segment
-    t: float
-    t_before: float
-    written_before: float
-    written_seen: float
-
-    @classmethod
-    def at(cls, e: _Events, j: int, truncated: bool) -> _Begun:
-        """The checkpoint begun in the interval before eventful row ``j``."""
-        row = e.rows[j]
-        return cls(row, truncated, e.t[j], e.t_before[j], e.written_before[j], e.written_seen[j])
+    n = e.rows.size
+    begun = np.maximum(e.begun, 0)
+    sets = e.stretch | np.where(e.moved, begun != 1, begun >= 1)
+    # time moved with none begun: none pending, whatever the flag says (one ended)
+    value = np.where(e.stretch, e.flag_up, e.running & ~(e.moved & (begun == 0)))
+    k = np.arange(n)
+    last_set = np.maximum.accumulate(np.where(sets, k, -1))
+    last_down = np.maximum.accumulate(np.where(~sets & ~value, k, -1))
+    pending = (last_set >= 0) & value[np.maximum(last_set, 0)] & (last_down < last_set)
+    before = np.concatenate(([False], pending[:-1]))
+    ended = np.where(e.stretch, before, before.astype(np.int64) + begun - pending)
+    return ended
 
 
 def _from_counters(c: _Counters) -> list[Episode]:
@@ -207,33 +170,157 @@ def _from_counters(c: _Counters) -> list[Episode]:
     counter records (several in one interval are several episodes), whatever the spacing of the
     samples, plus one ``truncated`` episode for a checkpoint already running at the stretch's first
     sample. WiredTiger runs one checkpoint at a time, so they end in the order they began; the
-    interval each ends in follows from the running flag and total time (:func:`_still_running`),
+    interval each ends in follows from the running flag and total time (:func:`_ended`),
     and the durations of those that end in one interval add up to its rise of total time
     (:func:`_durations`). Each episode's start is placed in the overlap of the interval it began in
     and (end interval - duration), with that overlap kept as its ``start_earliest``/
     ``start_latest``. A checkpoint still running when the window ends (or when the server
     restarted) has no end and no duration. ``rows`` are the first and last samples whose
     interval it touches.
+
+    Every checkpoint's rows are found at once: they end in the order they began, so the k-th begun
+    ends at the row where the count of those ended first passes k.
     """
     e = _Events.of(c)
-    episodes: list[Episode] = []
-    pending: deque[_Begun] = deque()
-    for j, k in enumerate(e.rows):
-        if not math.isfinite(e.starts[j]):  # the first sample, or after a restart
-            episodes.extend(_unfinished(pending, k - 1, e.written_before[j], e.written_seen[j]))
-            pending.clear()
-            if e.running[j] == 1:
-                pending.append(_Begun.at(e, j, truncated=True))
-            continue
-        begun = int(e.starts[j])
-        pending.extend(_Begun.at(e, j, truncated=False) for _ in range(begun))
-        ended = len(pending) - _still_running(c, e, j, begun, len(pending))
-        durations = _durations(e, j, ended) if ended else []
-        for duration, exact in durations:
-            episodes.append(_finished(e, pending.popleft(), j, duration, exact, shared=ended > 1))
+    ended = _ended(e)
+    made = np.where(e.stretch, e.flag_up, np.maximum(e.begun, 0))
+    count = int(made.sum())
+    if count == 0:
+        return []
+    k = np.arange(count)
+    first = np.searchsorted(np.cumsum(made), k, side="right")  # the eventful row each began at
+    gone = np.cumsum(ended)
+    last = np.searchsorted(gone, k, side="right")  # ... and ended at (past the last: still running)
+    truncated = e.stretch[first]
+    running = last == e.rows.size
+    cut = running | e.stretch[np.minimum(last, e.rows.size - 1)]
+    return _assembled(c, e, first, last, truncated, cut, running, gone, ended)
+
+
+def _durations(e: _Events, last: np.ndarray, size: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The durations (s; NaN: not known) of checkpoints seen ending in the interval before
+    eventful row ``last``, ``size`` of them ending there, each ``place``-th among them, and
+    whether the server's counters pin each exactly.
+
+    Their durations add up to the interval's rise of total time; the last one's is the server's
+    "most recent time"; the others share the rest (exact when there is one other)."""
+    total, recent = e.total_ms[last], e.recent_ms[last]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        told = np.isfinite(recent) & (recent >= 0) & (recent <= total)
+        final = np.where(told, recent, total / size)
+        share = (total - final) / np.maximum(size - 1, 1)
+        ms = np.where(size == 1, total, np.where(place < size - 1, share, final))
+        exact = np.where(size == 1, True, np.where(place < size - 1, size == 2, np.isfinite(recent)))
+    known = np.isfinite(total)
+    return np.where(known, ms / 1000, np.nan), exact & known
+
+
+def _assembled(
+    c: _Counters,
+    e: _Events,
+    first: np.ndarray,
+    last: np.ndarray,
+    truncated: np.ndarray,
+    cut: np.ndarray,
+    running: np.ndarray,
+    gone: np.ndarray,
+    ended: np.ndarray,
+) -> list[Episode]:
+    """The episodes begun at eventful rows ``first`` and ended at ``last``; ``cut``: with no end,
+    still running at the window's end (``running``) or when the server restarted."""
+    at = np.minimum(last, e.rows.size - 1)
+    size = ended[at]
+    d, exact = _durations(e, at, size, np.arange(first.size) - (gone[at] - size))
+    row = e.rows[first]
+    t_i = e.t[first]
+    a0 = np.where(truncated | (row == 0), t_i, e.t_before[first])
+    lo, hi = _window(e, first, at, truncated, a0, d)
+    lo, hi = np.where(cut, a0, lo), np.where(cut, t_i, hi)  # cut off: only the interval it began in
+    start = (lo + hi) / 2
+    known = ~np.isnan(d)
+    untimed = np.maximum(np.where(e.rows[at] > 0, (e.t_before[at] + e.t[at]) / 2, e.t[at]), start)
+    end = np.where(known, start + np.where(known, d, 0.0), untimed)
+    shared = ~cut & (size > 1)
+    written, no_bytes = _written(c, e, first, at, cut, running)
     n = c.t.size
-    episodes.extend(_unfinished(pending, n - 1, float(c.written_before[n]), float(c.written_seen[n])))
-    return episodes
+    final = np.where(running, n - 1, np.where(cut, np.maximum(e.rows[at] - 1, row), e.rows[at]))
+    figures = (start, end, np.where(known, d, end - start), written, lo, hi)
+    flags = (cut, no_bytes | shared, truncated, shared, exact & known & ~truncated)
+    return _built((*figures, row, final), flags)
+
+
+def _built(figures: tuple[np.ndarray, ...], flags: tuple[np.ndarray, ...]) -> list[Episode]:
+    """The episodes of the arrays :func:`_assembled` made: (start, end, duration, bytes, earliest
+    and latest start, first and last row) and (no end, no bytes, truncated, shared, exact)."""
+    out: list[Episode] = []
+    for s, en, du, b, early, late, r0, r1, x, nb, tr, sh, ex in zip(
+        *(a.tolist() for a in figures), *(f.tolist() for f in flags), strict=True
+    ):
+        bytes_ = None if nb else b
+        if x:  # no end: still running where the window ends, or cut off by a restart
+            out.append(
+                Episode(
+                    s,
+                    None,
+                    None,
+                    bytes_,
+                    "counters",
+                    truncated=tr,
+                    rows=(r0, r1),
+                    start_earliest=early,
+                    start_latest=late,
+                )
+            )
+        else:
+            evidence = "running-flag" if tr else "counters"
+            out.append(
+                Episode(
+                    s,
+                    en,
+                    du,
+                    bytes_,
+                    evidence,
+                    exact_duration=ex,
+                    truncated=tr,
+                    shared=sh,
+                    rows=(r0, r1),
+                    start_earliest=early,
+                    start_latest=late,
+                )
+            )
+    return out
+
+
+def _written(
+    c: _Counters, e: _Events, first: np.ndarray, at: np.ndarray, cut: np.ndarray, running: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes checkpoints wrote from each episode's first row up to the row after its end (cut
+    off: up to the restart's row, or past the window's last), and where they are not recorded."""
+    n = c.t.size
+    through = np.where(running, c.written_before[n], np.where(cut, e.written_before[at], e.written_through[at]))
+    seen = np.where(running, c.written_seen[n], np.where(cut, e.written_seen[at], e.seen_through[at]))
+    return through - e.written_before[first], seen == e.written_seen[first]
+
+
+def _window(
+    e: _Events, first: np.ndarray, at: np.ndarray, truncated: np.ndarray, a0: np.ndarray, d: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Earliest and latest start of each checkpoint begun in (a0, t[first]] that ended in the
+    interval before eventful row ``at`` after ``d`` seconds (NaN: not known, then the interval it
+    began in). One already running at a stretch's first sample began at it, or ``d`` before it
+    when it ended at that very sample."""
+    t_i = e.t[first]
+    known = ~np.isnan(d)
+    dd = np.where(known, d, 0.0)
+    b0, b1 = e.t_before[at], e.t[at]
+    lo, hi = np.maximum(a0, b0 - dd), np.minimum(t_i, b1 - dd)
+    # the figures disagree by a rounding: keep the start inside its own interval
+    wrong = lo > hi
+    kept = np.minimum(np.maximum(b1 - dd, a0), t_i)
+    lo, hi = np.where(wrong, kept, lo), np.where(wrong, kept, hi)
+    lo, hi = np.where(known, lo, a0), np.where(known, hi, t_i)
+    at_once = np.where(known & (e.rows[at] == e.rows[first]), t_i - dd, t_i)
+    return np.where(truncated, at_once, lo), np.where(truncated, at_once, hi)
 
 
 def _eventful(c: _Counters) -> np.ndarray:
@@ -251,80 +338,6 @@ def _eventful(c: _Counters) -> np.ndarray:
             rows |= np.concatenate(((total[1:] > 0), [False]))  # the lookahead of still_running
     result: np.ndarray = np.flatnonzero(rows)
     return result
-
-
-def _window(b: _Begun, e: _Events, j: int, d: float | None) -> tuple[float, float]:
-    """Earliest and latest start of a checkpoint begun in (t[i-1], t[i]] that ended in
-    (t[k-1], t[k]] (``k`` the eventful row ``j``) after ``d`` seconds (unknown: the interval it
-    began in)."""
-    t_i = b.t
-    a0 = t_i if b.truncated or b.row == 0 else b.t_before
-    if b.truncated:
-        return (t_i - d, t_i - d) if d is not None and e.rows[j] == b.row else (min(a0, t_i), t_i)
-    if d is None:
-        return a0, t_i
-    b0, b1 = e.t_before[j], e.t[j]
-    lo, hi = max(a0, b0 - d), min(t_i, b1 - d)
-    if lo > hi:  # the figures disagree by a rounding: keep the start inside its own interval
-        lo = hi = min(max(b1 - d, a0), t_i)
-    return lo, hi
-
-
-def _finished(e: _Events, b: _Begun, j: int, d: float | None, exact: bool, shared: bool) -> Episode:
-    """The checkpoint ``b``, seen ending in the interval before eventful row ``j``, lasting ``d`` s."""
-    lo, hi = _window(b, e, j, d)
-    start = (lo + hi) / 2
-    k = e.rows[j]
-    if d is None:
-        end = (e.t_before[j] + e.t[j]) / 2 if k > 0 else e.t[j]
-        end = max(end, start)
-    else:
-        end = start + d
-    return Episode(
-        start,
-        end,
-        d if d is not None else end - start,  # the server's figure, not a difference of epoch times
-        None if shared else _bytes(b, e.written_through[j], e.seen_through[j]),
-        "counters" if not b.truncated else "running-flag",
-        exact_duration=exact and d is not None and not b.truncated,
-        truncated=b.truncated,
-        shared=shared,
-        rows=(b.row, k),
-        start_earliest=lo,
-        start_latest=hi,
-    )
-
-
-def _unfinished(pending: deque[_Begun], last: int, written_before: float, written_seen: float) -> list[Episode]:
-    """Checkpoints still running at sample ``last`` (the window's end, or the sample before a
-    restart), with the bytes written before the sample after it."""
-    out = []
-    for b in pending:
-        t_i = b.t
-        a0 = t_i if b.truncated or b.row == 0 else b.t_before
-        start = t_i if b.truncated else (a0 + t_i) / 2
-        out.append(
-            Episode(
-                start,
-                None,
-                None,
-                _bytes(b, written_before, written_seen),
-                "counters",
-                truncated=b.truncated,
-                rows=(b.row, max(last, b.row)),
-                start_earliest=a0,
-                start_latest=t_i,
-            )
-        )
-    return out
-
-
-def _bytes(b: _Begun, written_before: float, written_seen: float) -> float | None:
-    """The bytes checkpoints wrote from ``b``'s row up to a row whose written bytes and rows
-    with the figure before it are given (None: not recorded there)."""
-    if written_seen == b.written_seen:
-        return None
-    return written_before - b.written_before
 
 
 def disk_bursts(d: pd.DataFrame) -> list[Episode]:
