@@ -153,7 +153,7 @@ def test_the_judges_arrays_make_the_episodes_the_objects_would() -> None:
     timed = np.array([True, False, True])
     values = {"sync_s": np.array([0.5, 0.7, np.nan]), "handles_s": np.array([0.01, 0.02, 0.03])}
     rows = np.array([[0, 1], [1, 2], [2, 3]])
-    table = Episodes.judged(found, rows, impact, PhaseArrays(timed, values))
+    table = Episodes.judged(Episodes.of(found), rows, impact, PhaseArrays(timed, values))
     impacts = [Impact(ops_ratio=0.5, stall=True), Impact(), Impact(ops_ratio=0.25)]
     phases = [Phases(sync_s=0.5, handles_s=0.01), None, Phases(handles_s=0.03)]
     want = [
@@ -162,4 +162,17 @@ def test_the_judges_arrays_make_the_episodes_the_objects_would() -> None:
     ]
     assert list(table) == want
     with pytest.raises(ValueError):
-        Episodes.judged(found, rows, {**impact, "extra": [None] * 3}, [None] * 3)
+        Episodes.judged(Episodes.of(found), rows, {**impact, "extra": [None] * 3}, [None] * 3)
+
+
+def test_unjudged_episodes_take_exactly_their_own_fields() -> None:
+    """The finder's columns: every own field of an Episode, no impact yet; a field missing or
+    foreign is refused."""
+    own = Episodes.of([Episode(1.0, 2.0, 1.0, None, "counters", rows=(3, 4))])
+    columns = {name: own._columns[name] for name, kind in EPISODE if kind not in ("impact", "phases")}
+    made = Episodes.unjudged(columns, 1)
+    assert list(made) == list(own)
+    with pytest.raises(ValueError):
+        Episodes.unjudged({k: v for k, v in columns.items() if k != "start"}, 1)
+    with pytest.raises(ValueError):
+        Episodes.unjudged({**columns, "impact.stall": columns["truncated"]}, 1)

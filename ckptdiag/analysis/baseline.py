@@ -14,14 +14,13 @@ evidence says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
-from ckptdiag.analysis.episode import Episode
+from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Baseline
 from ckptdiag.analysis.stats import sums_before
 from ckptdiag.analysis.thresholds import (
@@ -34,12 +33,12 @@ ESTIMATE_HIGH_QUANTILE = 90.0
 ESTIMATE_LOW_QUANTILE = 10.0
 
 
-def near_episodes(t: np.ndarray, episodes: Sequence[Episode], before: float, after: float) -> np.ndarray:
+def near_episodes(t: np.ndarray, episodes: Episodes, before: float, after: float) -> np.ndarray:
     """Samples whose interval comes within ``before``/``after`` seconds of an episode."""
     mark = np.zeros(t.size + 1, dtype=np.int64)
-    if episodes and t.size:
-        starts = np.array([e.start for e in episodes], dtype=np.float64)
-        ends = np.array([e.end if e.end is not None else t[-1] for e in episodes], dtype=np.float64)
+    if len(episodes) and t.size:
+        starts = episodes.floats("start")
+        ends = np.where(episodes.known("end"), episodes.floats("end"), t[-1])
         lo = np.searchsorted(t, starts - before, side="right")
         hi = np.searchsorted(t, ends + after, side="left")
         np.add.at(mark, lo, 1)

@@ -98,6 +98,25 @@ class Column:
             return cls(kind, data)
         return cls(kind, data, none=np.array([v is None for v in values], dtype=bool))
 
+    @classmethod
+    def optional(cls, values: np.ndarray, none: np.ndarray) -> Column:
+        """The OPTIONAL column of float64 ``values``, None where ``none`` (as :meth:`of` makes it)."""
+        if none.all():
+            return cls(OPTIONAL, None)
+        data = np.where(none, np.nan, values)
+        return cls(OPTIONAL, data, none=None if np.array_equal(none, np.isnan(data)) else none)
+
+    def repeated(self, n: int) -> Column:
+        """This column of one episode, as the column of ``n`` episodes with its value."""
+        if self.values is None:
+            return self
+        return Column(
+            self.kind,
+            np.repeat(self.values, n, axis=0),
+            self.labels,
+            None if self.none is None else np.repeat(self.none, n),
+        )
+
     def listed(self, rows: slice, n: int) -> list[Any]:
         """The Python values of ``rows`` (``n`` of them)."""
         if self.values is None:
@@ -226,14 +245,24 @@ class Episodes(Sequence[Episode]):
         return cls(columns, len(found))
 
     @classmethod
+    def unjudged(cls, own: Mapping[str, Column], n: int) -> Episodes:
+        """``n`` episodes of their own fields' columns (``own``: every field of :class:`Episode`
+        but ``impact`` and ``phases``), not judged yet: no impact, no phases."""
+        blank = cls.of([Episode(0.0, None, None, None, "")])
+        mine = {name for name, kind in EPISODE if kind not in ("impact", "phases")}
+        if set(own) != mine:
+            raise ValueError(f"an episode's own fields are {sorted(mine)}, not {sorted(own)}")
+        return cls({name: own[name] if name in own else col.repeated(n) for name, col in blank._columns.items()}, n)
+
+    @classmethod
     def judged(
         cls,
-        found: Sequence[Episode],
+        found: Episodes,
         rows: np.ndarray,
         impact: Mapping[str, Any],
         phases: Sequence[Phases | None] | PhaseArrays,
     ) -> Episodes:
-        """The episodes ``found`` (their own fields) judged: at ``rows`` (first and last, one pair
+        """The episodes ``found`` (their own fields' columns) judged: at ``rows`` (first and last, one pair
         each), with ``impact`` by :class:`Impact` field (a float field as an array, NaN for None;
         a flag as a bool array; the others as lists) and their ``phases``. No ``Impact`` object is
         built: the judge's arrays are the columns."""
@@ -248,7 +277,7 @@ class Episodes(Sequence[Episode]):
             elif name == "rows":
                 columns[name] = Column(PAIR, np.asarray(rows, dtype=np.int64).reshape(-1, 2))
             else:
-                columns[name] = Column.of(kind, list(map(attrgetter(name), found)))
+                columns[name] = found._columns[name]
         return cls(columns, len(found))
 
     @classmethod

@@ -23,23 +23,25 @@ import numpy as np
 import pandas as pd
 
 from ckptdiag.analysis.episode import Episode
-from ckptdiag.analysis.episode_table import Episodes
+from ckptdiag.analysis.episode_table import FLAG, FLOAT, LABEL, PAIR, Column, Episodes
 from ckptdiag.analysis.stats import sums_before
 
 # A disk write burst: above max(2x the median, median + 6 MAD, 1 MB/s)
 BURST_MEDIAN_FACTOR = 2.0
 BURST_MADS = 6.0
 BURST_MIN_MB_S = 1.0
+EVIDENCE = ("counters", "running-flag")  # what places a checkpoint found from the counters
 
 
-def find_episodes(d: pd.DataFrame) -> list[Episode]:
-    """Every checkpoint in the derived frame ``d`` (see :func:`ckptdiag.analysis.series.derive`)."""
+def find_episodes(d: pd.DataFrame) -> Episodes:
+    """Every checkpoint in the derived frame ``d`` (see :func:`ckptdiag.analysis.series.derive`),
+    not judged yet."""
     if d.empty:
-        return []
+        return Episodes.of(())
     starts = d["ckpt_starts"].to_numpy()
     running = d["ckpt_running"].to_numpy()
     if np.isnan(starts).all() and np.isnan(running).all():
-        return disk_bursts(d)
+        return Episodes.of(disk_bursts(d))
     return _from_counters(_Counters.of(d))
 
 
@@ -162,7 +164,7 @@ def _ended(e: _Events) -> np.ndarray:
     return ended
 
 
-def _from_counters(c: _Counters) -> list[Episode]:
+def _from_counters(c: _Counters) -> Episodes:
     """Episodes from the server's checkpoint counters: the counters are the truth for what
     happened, the samples only place it in time.
 
@@ -186,7 +188,7 @@ def _from_counters(c: _Counters) -> list[Episode]:
     made = np.where(e.stretch, e.flag_up, np.maximum(e.begun, 0))
     count = int(made.sum())
     if count == 0:
-        return []
+        return Episodes.of(())
     k = np.arange(count)
     first = np.searchsorted(np.cumsum(made), k, side="right")  # the eventful row each began at
     gone = np.cumsum(ended)
@@ -225,7 +227,7 @@ def _assembled(
     running: np.ndarray,
     gone: np.ndarray,
     ended: np.ndarray,
-) -> list[Episode]:
+) -> Episodes:
     """The episodes begun at eventful rows ``first`` and ended at ``last``; ``cut``: with no end,
     still running at the window's end (``running``) or when the server restarted."""
     at = np.minimum(last, e.rows.size - 1)
@@ -242,53 +244,21 @@ def _assembled(
     end = np.where(known, start + np.where(known, d, 0.0), untimed)
     shared = ~cut & (size > 1)
     written, no_bytes = _written(c, e, first, at, cut, running)
-    n = c.t.size
-    final = np.where(running, n - 1, np.where(cut, np.maximum(e.rows[at] - 1, row), e.rows[at]))
-    figures = (start, end, np.where(known, d, end - start), written, lo, hi)
-    flags = (cut, no_bytes | shared, truncated, shared, exact & known & ~truncated)
-    return _built((*figures, row, final), flags)
-
-
-def _built(figures: tuple[np.ndarray, ...], flags: tuple[np.ndarray, ...]) -> list[Episode]:
-    """The episodes of the arrays :func:`_assembled` made: (start, end, duration, bytes, earliest
-    and latest start, first and last row) and (no end, no bytes, truncated, shared, exact)."""
-    out: list[Episode] = []
-    for s, en, du, b, early, late, r0, r1, x, nb, tr, sh, ex in zip(
-        *(a.tolist() for a in figures), *(f.tolist() for f in flags), strict=True
-    ):
-        bytes_ = None if nb else b
-        if x:  # no end: still running where the window ends, or cut off by a restart
-            out.append(
-                Episode(
-                    s,
-                    None,
-                    None,
-                    bytes_,
-                    "counters",
-                    truncated=tr,
-                    rows=(r0, r1),
-                    start_earliest=early,
-                    start_latest=late,
-                )
-            )
-        else:
-            evidence = "running-flag" if tr else "counters"
-            out.append(
-                Episode(
-                    s,
-                    en,
-                    du,
-                    bytes_,
-                    evidence,
-                    exact_duration=ex,
-                    truncated=tr,
-                    shared=sh,
-                    rows=(r0, r1),
-                    start_earliest=early,
-                    start_latest=late,
-                )
-            )
-    return out
+    final = np.where(running, c.t.size - 1, np.where(cut, np.maximum(e.rows[at] - 1, row), e.rows[at]))
+    own = {
+        "start": Column(FLOAT, start),
+        "end": Column.optional(end, cut),
+        "duration_s": Column.optional(np.where(known, d, end - start), cut),
+        "bytes_written": Column.optional(written, no_bytes | shared),
+        "evidence": Column(LABEL, (truncated & ~cut).astype(np.int32), EVIDENCE),
+        "exact_duration": Column(FLAG, exact & known & ~truncated & ~cut),
+        "truncated": Column(FLAG, truncated),
+        "shared": Column(FLAG, shared),
+        "rows": Column(PAIR, np.stack([row, final], axis=1).astype(np.int64)),
+        "start_earliest": Column.optional(lo, np.zeros(row.size, dtype=bool)),
+        "start_latest": Column.optional(hi, np.zeros(row.size, dtype=bool)),
+    }
+    return Episodes.unjudged(own, row.size)
 
 
 def _written(

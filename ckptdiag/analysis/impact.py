@@ -9,7 +9,7 @@ then only given its reasons, in words. The arrays are the columns of the block's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,6 @@ import numpy as np
 
 from ckptdiag.analysis.baseline import LocalFigures, local_figures
 from ckptdiag.analysis.columns import Columns
-from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.episode_table import Episodes, PhaseArrays
 from ckptdiag.analysis.results import Baseline
 from ckptdiag.analysis.stats import ratios, sums_before, time_weighted_mean
@@ -36,11 +35,11 @@ from ckptdiag.analysis.thresholds import (
 from ckptdiag.analysis.verdict import CUT_OFF, GONE, NO_LOAD
 
 # the found episodes and the row of each one's last sample -> each one's phases (None: not timed)
-PhaseReader = Callable[[Sequence[Episode], np.ndarray], PhaseArrays]
+PhaseReader = Callable[[Episodes, np.ndarray], PhaseArrays]
 
 
 def assess_all(
-    found: Sequence[Episode],
+    found: Episodes,
     cols: Columns,
     base_rows: np.ndarray,
     whole: Baseline,
@@ -65,8 +64,9 @@ def assess_all(
         return Episodes.of(())
     t = cols.t
     last = t.size - 1
-    starts = np.array([e.start for e in found], dtype=np.float64)
-    ends = np.array([e.end if e.end is not None else float(t[-1]) for e in found], dtype=np.float64)
+    starts = found.floats("start")
+    cut_off = ~found.known("end")
+    ends = np.where(cut_off, float(t[-1]), found.floats("end"))
     lo = np.maximum(np.searchsorted(t, starts, side="right"), 1)
     hi = np.minimum(np.searchsorted(t, ends + IMPACT_GRACE_S, side="left"), last)
     empty = hi < lo
@@ -74,9 +74,8 @@ def assess_all(
     hi = np.where(empty, lo, hi)
     reads = _Reads(cols, starts, ends, lo, hi)
     local = local_figures(cols, base_rows, whole, starts, ends)
-    cut_off = np.array([e.end is None for e in found])
     impacts = _impacts(reads, local, seen=~cut_off & (float(t[-1]) >= reads.recovered_by), cut_off=cut_off)
-    timed = phases(found, hi) if phases is not None else [None] * len(found)
+    timed = phases(found, hi) if phases is not None else PhaseArrays(np.zeros(len(found), dtype=bool), {})
     return Episodes.judged(found, np.stack([lo + offset, hi + offset], axis=1), impacts, timed)
 
 

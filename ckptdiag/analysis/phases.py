@@ -10,8 +10,6 @@ one's, when two ended between samples), and its phases add up to no more than th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
@@ -32,7 +30,7 @@ PHASES = {
 ROUNDING_S = 0.002  # a phase timed in whole ms (and the duration too): each may read 1 ms long
 
 
-def phases_of(frame: pd.DataFrame, episodes: Sequence[Episode], rows: np.ndarray) -> PhaseArrays:
+def phases_of(frame: pd.DataFrame, episodes: Episodes, rows: np.ndarray) -> PhaseArrays:
     """Each episode's phases where the frame has them and they are its own (not timed
     otherwise), read at ``rows`` (the frame's row of each one's last sample); judged all at once
     (a long window has 70,000), as arrays: the episodes' columns."""
@@ -40,10 +38,11 @@ def phases_of(frame: pd.DataFrame, episodes: Sequence[Episode], rows: np.ndarray
     if not present or not episodes or "ckpt_recent_ms" not in frame:
         return PhaseArrays(np.zeros(len(episodes), dtype=bool), {})
     t = frame["t"].to_numpy()
-    duration = np.array([np.nan if e.end is None or e.duration_s is None else e.duration_s for e in episodes])
+    ended = episodes.known("end")
+    duration = np.where(ended & episodes.known("duration_s"), episodes.floats("duration_s"), np.nan)
     inside = (rows >= 0) & (rows < t.size)
     at = np.where(inside, rows, 0)
-    ends = np.array([np.nan if e.end is None else e.end for e in episodes])
+    ends = np.where(ended, episodes.floats("end"), np.nan)
     # the sample after it ended, whose "most recent time" is this checkpoint's
     own = inside & (t[at] >= ends) & (np.abs(_at(frame, "ckpt_recent_ms", at) / 1000 - duration) <= ROUNDING_S)
     read = {PHASES[c][1]: np.where(own, _at(frame, c, at) * PHASES[c][2], np.nan) for c in present}

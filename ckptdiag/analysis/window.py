@@ -34,7 +34,6 @@ from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_basel
 from ckptdiag.analysis.closeups import CloseUpTally
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.distribution import Distribution
-from ckptdiag.analysis.episode import Episode
 from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import find_episodes
 from ckptdiag.analysis.eviction import EvictionTally, levels
@@ -200,11 +199,11 @@ class WindowDiagnoser:
             self.disk = pick_disk(frame, self.facts.devices, own)
         cols = Columns.of(frame, self.disk)
         found, at = self._episodes(frame, first)
-        mine = [e for e in found if first <= e.rows[0] + at <= last or (final and e.rows[0] + at >= first)]
-        around = self._reaching(float(cols.t[0]))
-        nearby = [*around, *found]
+        begins = found.rows()[:, 0] + at
+        mine = found.take(((first <= begins) & (begins <= last)) | (final & (begins >= first)))
+        nearby = Episodes.join([self._reaching(float(cols.t[0])), found])
         clear = ~near_episodes(cols.t, nearby, BASELINE_CLEAR_BEFORE_S, BASELINE_CLEAR_AFTER_S)
-        base_rows, whole = whole_baseline(cols, clear, bool(nearby), own, self.baseline.loaded)
+        base_rows, whole = whole_baseline(cols, clear, len(nearby) > 0, own, self.baseline.loaded)
         self.baseline.block(cols, clear, own)
         judged = assess_all(mine, cols, base_rows, whole, self._offset, partial(phases_of, frame))
         at_levels = levels(cols, settings.eviction)
@@ -221,21 +220,21 @@ class WindowDiagnoser:
         self.blocks.append(judged)
         self._judged = True
 
-    def _reaching(self, since: float) -> list[Episode]:
+    def _reaching(self, since: float) -> Episodes:
         """The episodes of the blocks before whose clearance reaches ``since`` (the context's
         first sample): their checkpoints keep the context's samples out of the baselines.
         WiredTiger runs one checkpoint at a time, so they are the last ones (at a 10 s interval,
         thirty of them)."""
-        out: list[Episode] = []
+        out: list[Episodes] = []
         for block in reversed(self.blocks):
             reach = block.floats("end") + BASELINE_CLEAR_AFTER_S
             before = np.flatnonzero(reach < since)  # NaN (still running) reaches on
-            out[:0] = block[int(before[-1]) + 1 if before.size else 0 :]
+            out.insert(0, block[int(before[-1]) + 1 if before.size else 0 :])
             if before.size:
                 break
-        return out
+        return Episodes.join(out)
 
-    def _episodes(self, frame: pd.DataFrame, first: int) -> tuple[list[Episode], int]:
+    def _episodes(self, frame: pd.DataFrame, first: int) -> tuple[Episodes, int]:
         """The checkpoints from the block's first row on, found from the quiet row before it (none
         pending there: the counters read as from the window's start), with the frame's row number
         of their row 0."""
