@@ -11,12 +11,14 @@ import pandas as pd
 import pytest
 from conftest import SHARED_DATA
 from ftdc_writer import SimServer, write_ftdc
+from synth import Server
 
 from ckptdiag.analysis import window as window_module
 from ckptdiag.analysis.diagnosis import diagnose, diagnosis
 from ckptdiag.analysis.distribution import EXACT_VALUES, Distribution
 from ckptdiag.analysis.episode import Impact
 from ckptdiag.analysis.results import Diagnosis
+from ckptdiag.analysis.series import derive
 from ckptdiag.analysis.verdict import hurting
 from ckptdiag.analysis.window import WindowDiagnoser
 from ckptdiag.model.facts import ServerFacts
@@ -282,3 +284,17 @@ def test_every_checkpoint_before_a_block_keeps_its_samples_out_of_the_baselines(
     judged = [(e.impact.ops_s_baseline, e.impact.write_latency_ratio, e.stall) for e in one.episodes]
     assert [(e.impact.ops_s_baseline, e.impact.write_latency_ratio, e.stall) for e in hourly.episodes] == judged
     assert {ratio for _, ratio, _ in judged} != {None}
+
+
+def test_a_window_without_checkpoint_statistics_finds_its_disk_bursts_in_every_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MMAPv1-like samples (no checkpoint counters) over two hours cut into half-hour blocks: the
+    write bursts of every block are found, as in the window judged whole (a block after the
+    first was read as if it had counters, and found none)."""
+    d = derive(Server(counters=False, stall=False, seconds=7200).frame())
+    whole = diagnose(d, ServerFacts())
+    monkeypatch.setattr(window_module, "BLOCK_S", 1800.0)
+    blocks = _in_pieces(d, ServerFacts(), 600)
+    assert len(whole.episodes) == 120 and {e.evidence for e in whole.episodes} == {"disk-burst"}
+    assert list(blocks.episodes) == list(whole.episodes)

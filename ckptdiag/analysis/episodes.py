@@ -33,16 +33,19 @@ BURST_MIN_MB_S = 1.0
 EVIDENCE = ("counters", "running-flag")  # what places a checkpoint found from the counters
 
 
-def find_episodes(d: pd.DataFrame) -> Episodes:
-    """Every checkpoint in the derived frame ``d`` (see :func:`ckptdiag.analysis.series.derive`),
-    not judged yet."""
-    if d.empty:
+def find_episodes(d: pd.DataFrame, since: int = 0) -> Episodes:
+    """Every checkpoint in the derived frame ``d`` (see :func:`ckptdiag.analysis.series.derive`)
+    from row ``since`` on, not judged yet. A row ``since`` after the first is one where none ran
+    (a block's first, :mod:`~ckptdiag.analysis.window`): the interval before it is the rows
+    before's, so what its start count and total time say of that interval is not read (its row
+    numbers count from ``since``)."""
+    if len(d) <= since:
         return Episodes.of(())
-    starts = d["ckpt_starts"].to_numpy()
-    running = d["ckpt_running"].to_numpy()
+    starts = d["ckpt_starts"].to_numpy()[since:]
+    running = d["ckpt_running"].to_numpy()[since:]
     if np.isnan(starts).all() and np.isnan(running).all():
-        return Episodes.of(disk_bursts(d))
-    return _from_counters(_Counters.of(d))
+        return Episodes.of(disk_bursts(d.iloc[since:] if since else d))
+    return _from_counters(_Counters.of(d, since))
 
 
 @dataclass(frozen=True)
@@ -63,19 +66,23 @@ class _Counters:
     written_seen: np.ndarray
 
     @classmethod
-    def of(cls, d: pd.DataFrame) -> _Counters:
-        """The columns of ``d``."""
+    def of(cls, d: pd.DataFrame, since: int = 0) -> _Counters:
+        """The columns of ``d`` from row ``since`` on (see :func:`find_episodes`)."""
 
         def col(name: str) -> np.ndarray:
-            return d[name].to_numpy(dtype="float64")
+            return np.asarray(d[name].to_numpy()[since:], dtype=np.float64)
 
         running = col("ckpt_running")
         written = col("ckpt_bytes")
+        starts, total = col("ckpt_starts"), col("ckpt_total_ms")
+        if since:  # the quiet row's own interval is the rows before's
+            starts, total = starts.copy(), total.copy()  # (a float64 column is read in place)
+            starts[0] = total[0] = 0.0
         return cls(
             t=col("t"),
-            starts=col("ckpt_starts"),
+            starts=starts,
             running=running,
-            total_ms=col("ckpt_total_ms"),
+            total_ms=total,
             recent_ms=col("ckpt_recent_ms"),
             written=written,
             has_flag=not bool(np.isnan(running).all()),  # once, not at every row still_running reads

@@ -57,7 +57,6 @@ from ckptdiag.analysis.timeline import TimelineTally
 from ckptdiag.model import engine_config
 from ckptdiag.model.facts import ServerFacts
 
-EPISODE_COLUMNS = ("t", "dt", "ckpt_starts", "ckpt_running", "ckpt_total_ms", "ckpt_recent_ms", "ckpt_bytes")
 BLOCK_S = 86_400.0  # a block of a long window: a day of samples
 BLOCK_ROWS = 1 << 18  # or this many (samples 0.1 s apart)
 # the samples a block's checkpoints are judged with, beyond its own: the baseline window before
@@ -240,11 +239,7 @@ class WindowDiagnoser:
         of their row 0."""
         if not self._judged:
             return find_episodes(frame), 0
-        wanted = [c for c in frame.columns if c in EPISODE_COLUMNS or (c.startswith("disk.") and c.endswith(".wmb_s"))]
-        sub = frame.iloc[first - 1 :][wanted].copy()
-        for name in ("ckpt_starts", "ckpt_total_ms"):  # the quiet row's own interval is the block before's
-            sub.iloc[0, sub.columns.get_loc(name)] = 0.0
-        return find_episodes(sub), first - 1
+        return find_episodes(frame, first - 1), first - 1
 
     def _tally(self, frame: pd.DataFrame, cols: Columns, own: slice) -> None:
         """The window-wide figures of a block's own rows."""
