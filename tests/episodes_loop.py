@@ -130,21 +130,8 @@ class _Begun:
 
 
 def _from_counters(c: _Counters) -> list[Episode]:
-    """Episodes from the server's checkpoint counters: the counters are the truth for what
-    happened, the samples only place it in time.
-
-    Contract: within each restart-free stretch of samples, one episode per checkpoint the start
-    counter records (several in one interval are several episodes), whatever the spacing of the
-    samples, plus one ``truncated`` episode for a checkpoint already running at the stretch's first
-    sample. WiredTiger runs one checkpoint at a time, so they end in the order they began; the
-    interval each ends in follows from the running flag and total time (:func:`_still_running`),
-    and the durations of those that end in one interval add up to its rise of total time
-    (:func:`_durations`). Each episode's start is placed in the overlap of the interval it began in
-    and (end interval - duration), with that overlap kept as its ``start_earliest``/
-    ``start_latest``. A checkpoint still running when the window ends (or when the server
-    restarted) has no end and no duration. ``rows`` are the first and last samples whose
-    interval it touches.
-    """
+    """The episodes :func:`ckptdiag.analysis.episodes._from_counters` finds (its contract), found
+    one eventful row at a time with a queue of the checkpoints begun and not yet ended."""
     e = _Events.of(c)
     episodes: list[Episode] = []
     pending: deque[_Begun] = deque()
