@@ -17,6 +17,7 @@ from ckptdiag.analysis.stats import nanmedian
 
 EXACT_VALUES = 1 << 19  # ~6 days at 1 Hz, 2 MB a figure
 BIN_BITS = 12  # mantissa bits a bin keeps: 2**-12 of the value (float32 has 23)
+MERGE_KEYS = 1 << 18  # bins of pieces held before they are added into the window's (2 MB each way)
 
 
 class Distribution:
@@ -25,7 +26,12 @@ class Distribution:
     def __init__(self) -> None:
         self._parts: list[np.ndarray] = []  # the values, while exact
         self.count = 0
-        self._bins: dict[int, int] | None = None  # bin key -> count, once past EXACT_VALUES
+        self._binned = False  # past EXACT_VALUES: counted in bins
+        # the bins counted so far (keys ascending, one count each), and those of the pieces since
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_keys = 0
 
     def add(self, values: np.ndarray) -> None:
         """Count the finite ``values`` (NaN and infinities are not values)."""
@@ -36,10 +42,10 @@ class Distribution:
         narrow = wide.astype(np.float32)
         finite: np.ndarray = narrow if np.array_equal(narrow, wide) else wide  # half the memory, not one bit less
         self.count += int(finite.size)
-        if self._bins is None:
+        if not self._binned:
             self._parts.append(finite)
             if self.count > EXACT_VALUES:
-                self._bins = {}
+                self._binned = True
                 parts, self._parts = self._parts, []
                 for part in parts:
                     self._bin(part)
@@ -47,7 +53,6 @@ class Distribution:
         self._bin(finite)
 
     def _bin(self, values: np.ndarray) -> None:
-        assert self._bins is not None
         all_keys = _keys(values)
         low = int(all_keys.min())
         span = int(all_keys.max()) - low + 1
@@ -57,21 +62,34 @@ class Distribution:
             keys, counts = held + low, tally[held]
         else:
             keys, counts = np.unique(all_keys, return_counts=True)
-        for key, n in zip(keys.tolist(), counts.tolist(), strict=True):
-            self._bins[key] = self._bins.get(key, 0) + n
+        self._pending.append((keys, counts))
+        self._pending_keys += keys.size
+        if self._pending_keys > MERGE_KEYS:  # merged in bulk: the memory held stays that of the distinct bins
+            self._merge()
+
+    def _merge(self) -> None:
+        """The pieces' bins added into the bins counted so far."""
+        if not self._pending:
+            return
+        keys = np.concatenate([self._keys, *(k for k, _ in self._pending)])
+        counts = np.concatenate([self._counts, *(c for _, c in self._pending)])
+        self._keys, at = np.unique(keys, return_inverse=True)
+        self._counts = np.zeros(self._keys.size, dtype=np.int64)
+        np.add.at(self._counts, at, counts)
+        self._pending, self._pending_keys = [], 0
 
     def quantile(self, q: float) -> float | None:
         """The ``q``th percentile (0-100, numpy's linear rule), or None without a value."""
         if not self.count:
             return None
-        if self._bins is None:
+        if not self._binned:
             values = self._parts[0] if len(self._parts) == 1 else np.concatenate(self._parts)
             if q == 50.0:  # the median as nanmedian takes it: the mean of the middle two in float64
                 return nanmedian(values.astype(np.float64))
             return float(np.percentile(values.astype(np.float64), q))
-        keys = np.array(sorted(self._bins), dtype=np.int64)
-        counts = np.array([self._bins[k] for k in keys.tolist()], dtype=np.int64)
-        ends = np.cumsum(counts)
+        self._merge()
+        keys = self._keys
+        ends = np.cumsum(self._counts)
         rank = q / 100 * (self.count - 1)
         lo = _value(keys[int(np.searchsorted(ends, np.floor(rank), side="right"))])
         hi = _value(keys[int(np.searchsorted(ends, np.ceil(rank), side="right"))])
