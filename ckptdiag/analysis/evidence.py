@@ -113,8 +113,10 @@ def evidence(
         )
     if tally.busy_cpu:
         busy = tally.busy_cpu
+        low, high = f"{min(busy):.0f}", f"{max(busy):.0f}"
+        span = low if low == high else f"{low}-{high}"  # "100 %", not "100-100 %"
         notes.append(
-            f"the host's CPUs were {min(busy):.0f}-{max(busy):.0f} % busy (all processes) in {len(busy)} of the "
+            f"the host's CPUs were {span} % busy (all processes) in {len(busy)} of the "
             f"{tally.hurting} checkpoints that hurt: the server may have waited for a CPU as well as for the disk"
         )
     if tally.skipped:
