@@ -167,3 +167,23 @@ def test_the_seconds_stalled_and_the_writes_lost_count_every_stall_per_hour() ->
     calm["seconds"][50]["ops"] = RATE * 0.95
     quiet = summarize(calm)
     assert quiet.stalled_s == 0 and quiet.lost_writes == 0 and quiet.lost_per_h == 0
+
+
+def test_the_lab_tables_title_names_the_workloads_writes() -> None:
+    """An update workload's run is titled with updates a second, not inserts."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from ckptdiag.lab.config import LabConfig
+    from ckptdiag.lab.run import LabRun
+    from ckptdiag.recording.recorder import RecordResult
+    from ckptdiag.report.lab import render_lab_run
+
+    truth: dict[str, Any] = {"scenario": "pinned-history", "start": 0.0, "seconds": [], "checkpoints": []}
+    for updates, word in ((True, "1000 updates/s"), (False, "1000 inserts/s")):
+        config = LabConfig(cache_mb=512, checkpoint_s=60, write_rate=1000, updates=updates, preload_docs=100)
+        run = LabRun(Path("r.jsonl.gz"), Path("r.truth.json"), truth, summarize(truth), RecordResult(), config)
+        console = Console(width=200, record=True)
+        console.print(render_lab_run(run))
+        assert word in " ".join(console.export_text().split())  # the title wraps to the table's width

@@ -102,7 +102,7 @@ def _disk(dx: Diagnosis, hurting: list[Episode]) -> Cause | None:
     if dx.disk_peak_mb_s:
         evidence.append(f"it writes at most {dx.disk_peak_mb_s:.0f} MB/s (its highest second in this window)")
     if awaits:
-        evidence.append(f"write await up to {max(awaits):.0f} ms during them")
+        evidence.append(f"write await up to {max(awaits):,.0f} ms during them")
     held = _held_by_kernel(dx, saturated)
     if held:
         evidence.append(held)

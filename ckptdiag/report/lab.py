@@ -25,7 +25,7 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     table = Table(
         title=f"lab checkpoints ({run.truth.get('scenario')}: cache {c.cache_mb} MB, "
         f"dirty {c.eviction_dirty_target}/{c.eviction_dirty_trigger} %, "
-        f"checkpoint every {c.checkpoint_s:g} s, {c.write_rate} inserts/s"
+        f"checkpoint every {c.checkpoint_s:g} s, {c.write_rate} {'updates' if c.updates else 'inserts'}/s"
         + (" (j:true)" if c.journaled else "")
         + (f", disk {disk} MB/s" if disk else "")
         + ")",
