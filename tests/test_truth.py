@@ -82,6 +82,21 @@ def test_a_workload_below_its_paced_rate_between_checkpoints_is_behind_and_says_
     assert not summarize(_truth(0, 0, (30.4, 32.4))).behind
 
 
+def test_a_workload_whose_writes_queue_between_checkpoints_is_behind_at_90_percent_of_its_pace() -> None:
+    """At 90 % or more of its pace, a run whose typical second's p99 is half a second is queueing:
+    behind, and the line says the p99."""
+    truth = _truth(0, 0, (30.4, 32.4))
+    for second in truth["seconds"]:
+        second["p99_ms"] = second["max_ms"] = 8_000.0
+    s = summarize({**truth, "config": {"write_rate": RATE / 0.95}})
+    assert s.baseline_ops == RATE and s.behind
+    assert "(1,000/s between checkpoints, p99 8,000 ms)" in s.behind_line()
+    for second in truth["seconds"]:
+        second["p99_ms"] = second["max_ms"] = 499.0
+    assert not summarize({**truth, "config": {"write_rate": RATE / 0.95}}).behind
+    assert not summarize(truth).behind  # without a paced rate nothing is claimed
+
+
 def test_a_throughput_collapse_is_a_stall_whatever_the_baselines_own_p99() -> None:
     # a busy host raised the baseline's own p99 to 324 ms: a second with 0.5 % of the writes and a
     # p99 of "only" 3x is still a stall; half the writes at 3x is not
