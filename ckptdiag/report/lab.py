@@ -12,7 +12,7 @@ from rich.text import Text
 from ckptdiag.lab.run import LabRun
 from ckptdiag.lab.truth import STALL_RULE, TruthFigures, TruthSummary, figures, match
 from ckptdiag.report.compare import Row, rows_table
-from ckptdiag.report.fmt import fmt
+from ckptdiag.report.fmt import fmt, fmt_ms
 
 
 def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None) -> RenderableType:
@@ -50,7 +50,7 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
             cells.append(Text("missed", style="red") if seen is None else Text("STALL" if seen else "found"))
         table.add_row(*cells)
     base = (
-        f"baseline {fmt(s.baseline_ops, ',.0f')} writes/s, p99 {fmt(s.baseline_p99_ms, '.2f')} ms; "
+        f"baseline {fmt(s.baseline_ops, ',.0f')} writes/s, p99 {fmt_ms(s.baseline_p99_ms)}; "
         f"mean {fmt(s.mean_ops, ',.0f')} writes/s; {len(s.checkpoints)} checkpoints, {s.stalls} stalled "
         f"(a stall: {STALL_RULE})"
     )

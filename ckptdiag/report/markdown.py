@@ -7,7 +7,7 @@ from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.verdict import listed_count
 from ckptdiag.report.advice import advice_markdown
 from ckptdiag.report.document import Report, iso
-from ckptdiag.report.fmt import fmt
+from ckptdiag.report.fmt import fmt, fmt_ms
 from ckptdiag.report.history import history_rows
 from ckptdiag.report.terminal import baseline_basis, dirty_settings_text, episode_rows
 
@@ -60,7 +60,7 @@ def render_markdown(r: Report, top: int | None = None) -> str:
         "## Baseline and cache",
         "",
         f"- baseline ({baseline_basis(b)}): {fmt(b.ops_s, ',.0f')} ops/s, "
-        f"write latency {fmt(b.write_lat_ms, '.2f', ' ms')}, "
+        f"write latency {fmt_ms(b.write_lat_ms)}, "
         f"disk {dx.disk or '-'} {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}",
         f"- dirty cache: p50 {fmt(ev.dirty_pct_p50, '.1f', ' %')}, max {fmt(ev.dirty_pct_max, '.1f', ' %')} "
         f"({dirty_settings_text(dx.settings)}); {ev.seconds_over_dirty_trigger:.0f} s at or over the trigger",

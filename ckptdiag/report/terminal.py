@@ -19,7 +19,7 @@ from ckptdiag.analysis.verdict import hurts, listed_count, worst_episodes
 from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
 from ckptdiag.report.document import Report, iso
-from ckptdiag.report.fmt import fmt
+from ckptdiag.report.fmt import fmt, fmt_ms
 from ckptdiag.report.history import history_rows
 
 _STYLE = {"ok": "bold green", "warn": "bold yellow", "critical": "bold red"}
@@ -187,8 +187,8 @@ def render_table(r: Report, top: int | None = None) -> RenderableType:
     ev = dx.eviction
     base = Text(
         f"baseline ({baseline_basis(b)}): {fmt(b.ops_s, ',.0f')} ops/s, write latency "
-        f"{fmt(b.write_lat_ms, '.2f', ' ms')}"
-        + (f" (p99 {b.write_p99_ms:.1f} ms)" if b.write_p99_ms else "")
+        f"{fmt_ms(b.write_lat_ms)}"
+        + (f" (p99 {fmt_ms(b.write_p99_ms)})" if b.write_p99_ms else "")
         + f", disk {fmt(b.disk_write_mb_s, ',.1f', ' MB/s')}\n"
         f"cache: dirty p50 {fmt(ev.dirty_pct_p50, '.1f', ' %')}, max {fmt(ev.dirty_pct_max, '.1f', ' %')} "
         f"({dirty_settings_text(dx.settings)}); used max "
