@@ -154,8 +154,9 @@ def _ended(e: _Events) -> np.ndarray:
     same for its progress state). Otherwise the flag says; without one, a checkpoint runs on only
     until total time moves in the next interval with nothing begun there. Whether one is pending
     after a row is set by the row (one begun there, or several, or none with time moved, or a
-    stretch beginning) or is the flag's reading *and* the row before's (one pending, none begun;
-    or one begun with time moved): the last setting row's value, unless a row after it read down.
+    stretch beginning) or is the flag's reading *and* the row before's (none begun and time not
+    moved; or one begun with time moved): the last setting row's value, unless a row after it read
+    down.
     """
     n = e.rows.size
     begun = np.maximum(e.begun, 0)
