@@ -96,7 +96,7 @@ class Column:
             return cls(kind, None)
         if nones == int(np.isnan(data).sum()):  # every NaN a None: NaN alone says it
             return cls(kind, data)
-        return cls(kind, data, none=np.array([v is None for v in values], dtype=bool))
+        return cls.optional(data, np.array([v is None for v in values], dtype=bool))
 
     @classmethod
     def optional(cls, values: np.ndarray, none: np.ndarray) -> Column:

@@ -99,7 +99,8 @@ class _Events:
     rows: np.ndarray
     t: np.ndarray
     t_before: np.ndarray  # the time of the row before (the row's own at row 0)
-    begun: np.ndarray  # checkpoints begun in the interval before (int64, as int() truncates; 0: a stretch begins)
+    begun: np.ndarray  # checkpoints begun in the interval before (int64, as int() truncates; 0: a stretch
+    # begins; a count that went back, none)
     stretch: np.ndarray  # a stretch begins here: the first sample, or after a restart (no start count)
     flag_up: np.ndarray  # the running flag or progress state says one runs
     running: np.ndarray  # one runs, by the flag (or without one, by total time in the row after)
@@ -129,7 +130,7 @@ class _Events:
                 rows=at,
                 t=c.t[at],
                 t_before=c.t[np.maximum(at - 1, 0)],
-                begun=np.where(stretch, 0.0, starts).astype(np.int64),
+                begun=np.maximum(np.where(stretch, 0.0, starts).astype(np.int64), 0),
                 stretch=stretch,
                 flag_up=flag == 1,
                 running=running,
@@ -159,7 +160,7 @@ def _ended(e: _Events) -> np.ndarray:
     down.
     """
     n = e.rows.size
-    begun = np.maximum(e.begun, 0)
+    begun = e.begun
     sets = e.stretch | np.where(e.moved, begun != 1, begun >= 1)
     # time moved with none begun: none pending, whatever the flag says (one ended)
     value = np.where(e.stretch, e.flag_up, e.running & ~(e.moved & (begun == 0)))
@@ -193,7 +194,7 @@ def _from_counters(c: _Counters) -> Episodes:
     """
     e = _Events.of(c)
     ended = _ended(e)
-    made = np.where(e.stretch, e.flag_up, np.maximum(e.begun, 0))
+    made = np.where(e.stretch, e.flag_up, e.begun)
     count = int(made.sum())
     if count == 0:
         return Episodes.of(())
@@ -256,7 +257,7 @@ def _assembled(
     own = {
         "start": Column(FLOAT, start),
         "end": Column.optional(end, cut),
-        "duration_s": Column.optional(np.where(known, d, end - start), cut),
+        "duration_s": Column.optional(np.where(known, d, end - start), cut),  # the server's, where it says
         "bytes_written": Column.optional(written, no_bytes | shared),
         "evidence": Column(LABEL, (truncated & ~cut).astype(np.int32), EVIDENCE),
         "exact_duration": Column(FLAG, exact & known & ~truncated & ~cut),
