@@ -430,7 +430,14 @@ def test_stall_lab_is_critical_and_every_ground_truth_stall_is_flagged_and_place
     # the yardstick's own line, pass or fail, with the figures the server lives with judged
     verdict = [line for line in proc.stdout.splitlines() if line.startswith("verify: ")][-1]  # after its header
     assert verdict.startswith(("verify: PASS", "verify: FAIL", "verify: INCONCLUSIVE")), verdict
-    assert "seconds stalled and writes lost per hour" in " ".join(proc.stdout.split())
+    if verdict.startswith("verify: INCONCLUSIVE"):
+        # a run could not keep its pace on this host (the suite's other worker, other processes):
+        # no yardstick applies; the line names the run and the figure that says so
+        told = " ".join(proc.stdout.split())
+        assert "could not keep its pace (before: " in told or "could not keep its pace (after: " in told, told
+        assert "between checkpoints" in told and "run it again on an idle host" in told
+    else:
+        assert "seconds stalled and writes lost per hour" in " ".join(proc.stdout.split())
     # the shorter interval: checkpoints come more often and each one writes less (direction, not
     # figures: benchmarks/bench_verify.py measures how much). 40 -> 10 s cuts a checkpoint's bytes
     # by less than 4x: pages touched by scattered writes are written whole at every checkpoint

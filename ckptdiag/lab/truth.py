@@ -107,21 +107,28 @@ class TruthSummary:
             return False
         return base < PACED_RATIO * paced or (p99 is not None and p99 >= FREEZE_P99_MS)
 
+    def behind_why(self) -> str:
+        """Which of its own figures put the run behind its pace (empty when it kept it): the rate
+        between checkpoints, or the writes' wait there, or both."""
+        if not self.behind or not self.paced_ops or self.baseline_ops is None:
+            return ""
+        paced, base, p99 = self.paced_ops, self.baseline_ops, self.baseline_p99_ms
+        why = []
+        if base < PACED_RATIO * paced:
+            why.append(f"{base:,.0f} of its paced {paced:,.0f} writes/s between checkpoints")
+        if p99 is not None and p99 >= FREEZE_P99_MS:
+            why.append(f"its writes waited {p99:,.0f} ms (p99) between checkpoints, at {base:,.0f} of {paced:,.0f}/s")
+        return "; ".join(why)
+
     def behind_line(self) -> str:
         """What a reader needs to know about a run that fell behind (empty when it did not)."""
         if not self.behind:
             return ""
-        queued = (
-            f", p99 {self.baseline_p99_ms:,.0f} ms"
-            if self.baseline_p99_ms is not None and self.baseline_p99_ms >= FREEZE_P99_MS
-            else ""
-        )
         return (
-            f"the lab fell behind its paced {self.paced_ops:,.0f} writes/s ({self.baseline_ops:,.0f}/s between "
-            f"checkpoints{queued}): the host could not serve that pace (its CPUs busy with other processes, or a disk "
-            "too slow for the writes' journal waits), so its requests queued from second to second and its "
-            "ground truth cannot tell a checkpoint's stall from the host's load; run it again on an idle host "
-            "(or at a lower --write-rate) to score ckptdiag against it"
+            f"the lab could not keep its pace ({self.behind_why()}): the host could not serve it (its CPUs busy "
+            "with other processes, or a disk too slow for the writes' journal waits), so its requests queued from "
+            "second to second and its ground truth cannot tell a checkpoint's stall from the host's load; run it "
+            "again on an idle host (or at a lower --write-rate) to score ckptdiag against it"
         )
 
 

@@ -62,7 +62,7 @@ def render_lab_run(run: LabRun, detected: list[tuple[float, bool]] | None = None
     if m is not None:
         found = f"ckptdiag against the ground truth: found {m.found} of {m.checkpoints} checkpoints (start within ±1 s)"
         scored = (
-            "; its stall flags not scored (the lab fell behind its paced rate)"
+            "; its stall flags not scored (the lab could not keep its pace)"
             if s.behind
             else f"; flagged {m.stalls_flagged} of {m.stalls} stalls; {m.false_stalls} flagged without one"
         )

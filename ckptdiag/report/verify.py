@@ -91,7 +91,8 @@ class VerifyOutcome:
     hurting_s_after: float | None
     before: TruthFigures  # the lab's truth of each run
     after: TruthFigures
-    behind: tuple[bool, bool] = (False, False)  # a run fell behind its paced rate (lab/truth.py)
+    # why each run could not keep its paced rate, "" where it did (lab/truth.TruthSummary.behind_why)
+    behind: tuple[str, str] = ("", "")
 
     @property
     def p99_inside_ms(self) -> tuple[float | None, float | None]:
@@ -153,9 +154,10 @@ class VerifyOutcome:
     def line(self) -> str:
         """One line for the terminal."""
         if self.inconclusive:
-            runs = " and ".join(name for name, late in zip(("before", "after"), self.behind, strict=True) if late)
+            named = zip(("before", "after"), self.behind, strict=True)
+            runs = "; ".join(f"{name}: {why}" for name, why in named if why)
             return (
-                f"verify: INCONCLUSIVE: the lab fell behind its paced rate ({runs}): the host could not serve it "
+                f"verify: INCONCLUSIVE: the lab could not keep its pace ({runs}): the host could not serve it "
                 "(its CPUs busy with other processes, or a disk too slow for the journal waits), so the figures are "
                 "the host's load as much as the settings'; run it again on an idle host "
                 f"(p99 inside {_pair(self.p99_inside_ms, ',.1f')} ms; "
@@ -200,5 +202,5 @@ def judge(before: Report, after: Report, truth_before: TruthSummary, truth_after
         hurting_s_after=_hurting_s(after),
         before=figures(truth_before),
         after=figures(truth_after),
-        behind=(truth_before.behind, truth_after.behind),
+        behind=(truth_before.behind_why(), truth_after.behind_why()),
     )
