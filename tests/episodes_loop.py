@@ -26,6 +26,7 @@ class _Events:
     t: list[float]
     t_before: list[float]  # the time of the row before (the row's own at row 0)
     starts: list[float]
+    unplaced: list[float]
     running: list[float]
     total_ms: list[float]
     recent_ms: list[float]
@@ -55,6 +56,7 @@ class _Events:
             t=c.t[at].tolist(),
             t_before=c.t[np.maximum(at - 1, 0)].tolist(),
             starts=c.starts[at].tolist(),
+            unplaced=c.unplaced[at].tolist(),
             running=c.running[at].tolist(),
             total_ms=c.total_ms[at].tolist(),
             recent_ms=c.recent_ms[at].tolist(),
@@ -121,12 +123,13 @@ class _Begun:
     t_before: float
     written_before: float
     written_seen: float
+    unplaced: bool = False  # counted, not listed
 
     @classmethod
-    def at(cls, e: _Events, j: int, truncated: bool) -> _Begun:
+    def at(cls, e: _Events, j: int, truncated: bool, unplaced: bool = False) -> _Begun:
         """The checkpoint begun in the interval before eventful row ``j``."""
         row = e.rows[j]
-        return cls(row, truncated, e.t[j], e.t_before[j], e.written_before[j], e.written_seen[j])
+        return cls(row, truncated, e.t[j], e.t_before[j], e.written_before[j], e.written_seen[j], unplaced)
 
 
 def _from_counters(c: _Counters) -> list[Episode]:
@@ -142,12 +145,17 @@ def _from_counters(c: _Counters) -> list[Episode]:
             if e.running[j] == 1:
                 pending.append(_Begun.at(e, j, truncated=True))
             continue
-        begun = int(e.starts[j])
-        pending.extend(_Begun.at(e, j, truncated=False) for _ in range(begun))
+        # the unplaced are begun first, after the one carried in, and end in the same interval
+        unplaced = int(e.unplaced[j]) if math.isfinite(e.unplaced[j]) else 0
+        pending.extend(_Begun.at(e, j, truncated=False, unplaced=True) for _ in range(unplaced))
+        begun = int(e.starts[j]) + unplaced
+        pending.extend(_Begun.at(e, j, truncated=False) for _ in range(begun - unplaced))
         ended = len(pending) - _still_running(c, e, j, begun, len(pending))
         durations = _durations(e, j, ended) if ended else []
         for duration, exact in durations:
-            episodes.append(_finished(e, pending.popleft(), j, duration, exact, shared=ended > 1))
+            b = pending.popleft()
+            if not b.unplaced:
+                episodes.append(_finished(e, b, j, duration, exact, shared=ended > 1))
     n = c.t.size
     episodes.extend(_unfinished(pending, n - 1, float(c.written_before[n]), float(c.written_seen[n])))
     return episodes

@@ -20,12 +20,19 @@ def counters(
     recent: list[float],
     written: list[float],
     dt: list[float],
+    placed: list[float] | None = None,
 ) -> _Counters:
+    """The finder's columns; ``placed``: how many of those begun and ended inside each interval are
+    placed (0: a gap; as analysis/series.py counts the rest as unplaced; None: all)."""
     t = 1_700_000_000.0 + np.cumsum(dt)
+    begun = np.asarray(starts, dtype=np.float64)
+    inside = np.maximum(np.floor(np.nan_to_num(begun, nan=0.0)) - 1.0, 0.0)
+    unplaced = np.zeros(begun.size) if placed is None else np.maximum(inside - np.asarray(placed), 0.0)
     frame = pd.DataFrame(
         {
             "t": t,
-            "ckpt_starts": starts,
+            "ckpt_starts": begun - unplaced,
+            "ckpt_unplaced": unplaced,
             "ckpt_running": running,
             "ckpt_total_ms": total,
             "ckpt_recent_ms": recent,
@@ -36,7 +43,8 @@ def counters(
 
 
 NAN = float("nan")
-STARTS = st.sampled_from([0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, NAN, -1.0, 0.5])
+STARTS = st.sampled_from([0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 5.0, 4.5, NAN, -1.0, 0.5])
+PLACED = st.sampled_from([100.0, 100.0, 0.0, 1.0])  # a gap places none of those inside it
 FLAG = st.sampled_from([0.0, 0.0, 1.0, 1.0, NAN, 2.0])
 TOTAL = st.sampled_from([0.0, 0.0, 0.0, 1.0, 250.0, 1_500.0, 61_000.0, NAN, -3.0])
 RECENT = st.sampled_from([0.0, 100.0, 250.0, 1_400.0, 2_000.0, NAN, -1.0])
@@ -52,7 +60,8 @@ def shapes(draw: st.DrawFn) -> _Counters:
     if draw(st.booleans()):
         starts[0] = NAN  # the window's first sample
     flag = column(FLAG) if draw(st.booleans()) else [NAN] * n  # without a flag at all
-    return counters(starts, flag, column(TOTAL), column(RECENT), column(WRITTEN), column(DT))
+    placed = column(PLACED) if draw(st.booleans()) else None
+    return counters(starts, flag, column(TOTAL), column(RECENT), column(WRITTEN), column(DT), placed)
 
 
 def same(c: _Counters) -> None:

@@ -55,6 +55,7 @@ class _Counters:
 
     t: np.ndarray
     starts: np.ndarray  # checkpoints begun in each interval; NaN across a restart and on the first row
+    unplaced: np.ndarray  # of them, begun and ended inside the interval, counted and not placed
     running: np.ndarray  # 1/0 flag or progress state, NaN where not recorded
     total_ms: np.ndarray  # ms of checkpoints finished in each interval
     recent_ms: np.ndarray  # the server's "most recent time" at each sample
@@ -74,13 +75,14 @@ class _Counters:
 
         running = col("ckpt_running")
         written = col("ckpt_bytes")
-        starts, total = col("ckpt_starts"), col("ckpt_total_ms")
+        starts, total, unplaced = col("ckpt_starts"), col("ckpt_total_ms"), col("ckpt_unplaced")
         if since:  # the quiet row's own interval is the rows before's
-            starts, total = starts.copy(), total.copy()  # (a float64 column is read in place)
-            starts[0] = total[0] = 0.0
+            starts, total, unplaced = starts.copy(), total.copy(), unplaced.copy()  # (read in place)
+            starts[0] = total[0] = unplaced[0] = 0.0
         return cls(
             t=col("t"),
             starts=starts,
+            unplaced=unplaced,
             running=running,
             total_ms=total,
             recent_ms=col("ckpt_recent_ms"),
@@ -100,7 +102,8 @@ class _Events:
     t: np.ndarray
     t_before: np.ndarray  # the time of the row before (the row's own at row 0)
     begun: np.ndarray  # checkpoints begun in the interval before (int64, as int() truncates; 0: a stretch
-    # begins; a count that went back, none)
+    # begins; a count that went back, none), the unplaced among them included
+    unplaced: np.ndarray  # of them, counted and not placed: the first begun after the one carried in
     stretch: np.ndarray  # a stretch begins here: the first sample, or after a restart (no start count)
     flag_up: np.ndarray  # the running flag or progress state says one runs
     running: np.ndarray  # one runs, by the flag (or without one, by total time in the row after)
@@ -121,6 +124,7 @@ class _Events:
         beyond = at + 1 >= n
         starts, flag = c.starts[at], c.running[at]
         stretch = ~np.isfinite(starts)
+        unplaced = np.where(stretch, 0, np.nan_to_num(c.unplaced[at], nan=0.0)).astype(np.int64)
         with np.errstate(invalid="ignore"):
             if c.has_flag:  # a sample that lacks the flag (no wiredTiger section): unchanged, so still up
                 running = np.where(np.isfinite(flag), flag == 1, True)
@@ -130,7 +134,8 @@ class _Events:
                 rows=at,
                 t=c.t[at],
                 t_before=c.t[np.maximum(at - 1, 0)],
-                begun=np.maximum(np.where(stretch, 0.0, starts).astype(np.int64), 0),
+                begun=np.maximum(np.where(stretch, 0.0, starts).astype(np.int64), 0) + unplaced,
+                unplaced=unplaced,
                 stretch=stretch,
                 flag_up=flag == 1,
                 running=running,
@@ -144,9 +149,10 @@ class _Events:
             )
 
 
-def _ended(e: _Events) -> np.ndarray:
+def _ended(e: _Events) -> tuple[np.ndarray, np.ndarray]:
     """How many checkpoints end at each eventful row (or, where a stretch begins, are cut off
-    there), from whether one is still pending after it.
+    there), from whether one is still pending after it; and whether one was pending before it
+    (carried in from an earlier row: the first to end there).
 
     WiredTiger runs one at a time, so at most one is pending after any row: total time moves only
     when one ends, so when it moved one at least ended, whatever the flag says (the server records
@@ -170,7 +176,7 @@ def _ended(e: _Events) -> np.ndarray:
     pending = (last_set >= 0) & value[np.maximum(last_set, 0)] & (last_down < last_set)
     before = np.concatenate(([False], pending[:-1]))
     ended = np.where(e.stretch, before, before.astype(np.int64) + begun - pending)
-    return ended
+    return ended, before
 
 
 def _from_counters(c: _Counters) -> Episodes:
@@ -193,8 +199,10 @@ def _from_counters(c: _Counters) -> Episodes:
     ends at the row where the count of those ended first passes k.
     """
     e = _Events.of(c)
-    ended = _ended(e)
-    made = np.where(e.stretch, e.flag_up, e.begun)
+    every, carried = _ended(e)
+    # the unplaced are the first begun after the one carried in: they end where they began
+    ended = every - e.unplaced
+    made = np.where(e.stretch, e.flag_up, e.begun - e.unplaced)
     count = int(made.sum())
     if count == 0:
         return Episodes.of(())
@@ -205,13 +213,13 @@ def _from_counters(c: _Counters) -> Episodes:
     truncated = e.stretch[first]
     running = last == e.rows.size
     cut = running | e.stretch[np.minimum(last, e.rows.size - 1)]
-    return _assembled(c, e, first, last, truncated, cut, running, gone, ended)
+    return _assembled(c, e, first, last, truncated, cut, running, (gone, ended, every, carried))
 
 
 def _durations(e: _Events, last: np.ndarray, size: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The durations (s; NaN: not known) of checkpoints seen ending in the interval before
-    eventful row ``last``, ``size`` of them ending there, each ``place``-th among them, and
-    whether the server's counters pin each exactly.
+    eventful row ``last``, ``size`` of them ending there (the unplaced included), each
+    ``place``-th among them, and whether the server's counters pin each exactly.
 
     Their durations add up to the interval's rise of total time; the last one's is the server's
     "most recent time"; the others share the rest (exact when there is one other)."""
@@ -234,14 +242,19 @@ def _assembled(
     truncated: np.ndarray,
     cut: np.ndarray,
     running: np.ndarray,
-    gone: np.ndarray,
-    ended: np.ndarray,
+    ends: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
 ) -> Episodes:
     """The episodes begun at eventful rows ``first`` and ended at ``last``; ``cut``: with no end,
-    still running at the window's end (``running``) or when the server restarted."""
+    still running at the window's end (``running``) or when the server restarted. ``ends``: the
+    placed ended before each eventful row and at it, every one ended at it (the unplaced too),
+    and whether one carried in from before ended there (:func:`_from_counters`)."""
+    gone, ended, every, carried = ends
     at = np.minimum(last, e.rows.size - 1)
-    size = ended[at]
-    d, exact = _durations(e, at, size, np.arange(first.size) - (gone[at] - size))
+    # each one's place among all that end at its row: the unplaced come after the one carried in
+    place = np.arange(first.size) - (gone[at] - ended[at])
+    place = place + np.where(place >= carried[at], e.unplaced[at], 0)
+    size = every[at]
+    d, exact = _durations(e, at, size, place)
     row = e.rows[first]
     t_i = e.t[first]
     a0 = np.where(truncated | (row == 0), t_i, e.t_before[first])

@@ -31,6 +31,8 @@ class EvidenceTally:
         self.ops_seen = False
         self.jumps = 0
         self.first_jump: tuple[float, float] | None = None  # (when, by how much)
+        self.unplaced = 0  # checkpoints counted and not placed (analysis/event_counts.checkpoints_begun)
+        self.most_unplaced: tuple[float, float, int] | None = None  # (from, to, how many) of the interval with most
         self.slow = 0
         self.slowest_ms = 0.0
         self.slow_during = 0  # checkpoints with a slow reply
@@ -53,6 +55,8 @@ class EvidenceTally:
             if rows.size and self.first_jump is None:
                 self.first_jump = (float(part["t"].iloc[int(rows[0])]), float(jumps[int(rows[0])]))
             self.jumps += int(rows.size)
+        if "ckpt_unplaced" in part:
+            self._unplaced(part["t"].to_numpy(dtype="float64"), dt, part["ckpt_unplaced"].to_numpy(dtype="float64"))
         rtt = d["rtt_ms"].to_numpy(dtype="float64")
         slow = np.nan_to_num(rtt, nan=0.0) >= SLOW_REPLY_MS
         if slow[own].any():
@@ -64,6 +68,16 @@ class EvidenceTally:
         lo, hi = np.clip(spans[:, 0], 0, slow.size), np.clip(spans[:, 1], 0, slow.size)
         self.slow_during += int((counted[np.maximum(hi, lo)] > counted[lo]).sum())
         self._busy_host(d, episodes, offset)
+
+    def _unplaced(self, t: np.ndarray, dt: np.ndarray, unplaced: np.ndarray) -> None:
+        """Checkpoints begun and ended inside an interval that were counted, not placed."""
+        counted = np.nan_to_num(unplaced, nan=0.0)
+        self.unplaced += int(counted.sum())
+        if not counted.any():
+            return
+        most = int(np.argmax(counted))
+        if self.most_unplaced is None or counted[most] > self.most_unplaced[2]:
+            self.most_unplaced = (float(t[most] - dt[most]), float(t[most]), int(counted[most]))
 
     def _busy_host(self, d: pd.DataFrame, episodes: Episodes, offset: int) -> None:
         """Checkpoints that hurt while the host's CPUs (all processes) were saturated: a confounder
@@ -105,6 +119,7 @@ def evidence(
             f"samples every {period_s:.0f} s: checkpoints shorter than that are placed from the server's timings"
         )
     notes += _counter_jumps(tally)
+    notes += _unplaced(tally)
     notes += _uneven_sampling(tally.spaced, sampling)
     if tally.slow:
         notes.append(
@@ -145,6 +160,20 @@ def _counter_jumps(tally: EvidenceTally) -> list[str]:
     return [
         f"checkpoint counter jumped by {by:,.0f} at {utc_iso(at)}: a reset or "
         f"corruption, not checkpoints (none is counted across it){more}"
+    ]
+
+
+def _unplaced(tally: EvidenceTally) -> list[str]:
+    """A note for the checkpoints the start counter says began and ended inside intervals too
+    long, or too crowded, to place each one."""
+    if tally.most_unplaced is None:
+        return []
+    since, until, count = tally.most_unplaced
+    return [
+        f"{tally.unplaced:,} checkpoints began and ended between two samples too far apart, or too many "
+        f"in one interval, to place each one (the most, {count:,}, from {utc_iso(since)} to {utc_iso(until)}): "
+        "counted by the server's start counter, not listed, timed or judged one by one; the checkpoints "
+        "listed, their count and their period are those the samples place"
     ]
 
 

@@ -14,12 +14,12 @@ import numpy as np
 from ckptdiag.analysis.columns import Columns
 from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.results import Overdue
+from ckptdiag.model.samples import GAP_S
 from ckptdiag.recording import utc_iso
 
 OVERDUE_INTERVALS = 2.0  # a checkpoint this many intervals late (or long) is a finding
 SAMPLING_SLACK_S = 5.0  # where a start lies within its interval: never a finding by a sample's width
 LEVELS = 4  # the cache levels time is counted at (see :mod:`.eviction`)
-GAP_S = 60.0  # a sample this far from the one before: a gap, over which nothing is concluded
 MIN_WRITES_S = 1.0  # writes a second that give a checkpoint work (an idle server's few do not)
 
 

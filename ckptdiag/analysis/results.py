@@ -186,6 +186,8 @@ class Diagnosis:
     pinning: Pinning | None = None  # history kept and what held it, data handles open
     overdue: tuple[Overdue, ...] = ()  # checkpoints that ran, or stretches without one, several intervals long
     closeups: tuple[CloseUp, ...] = field(default=(), compare=False)  # every sample around the worst checkpoints
+    # checkpoints the start counter counted inside intervals too long or too crowded to place each one
+    unplaced_checkpoints: int = 0
 
     @property
     def stalls(self) -> int:

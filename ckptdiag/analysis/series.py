@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.event_counts import checkpoints_begun, event_counter
 from ckptdiag.analysis.phases import PHASES
 from ckptdiag.analysis.pinning import PINNING
 from ckptdiag.analysis.stats import p99_bound_ms, ratios
@@ -19,7 +20,7 @@ from ckptdiag.model.disk import FIELD_INDEX, iostat
 from ckptdiag.model.hostcpu import FIELDS as HOST_CPU_FIELDS
 from ckptdiag.model.hostcpu import IDLE as HOST_IDLE
 from ckptdiag.model.hostcpu import PREFIX as HOST_CPU
-from ckptdiag.model.samples import FrameSamples, SampleBlock, Samples
+from ckptdiag.model.samples import FrameSamples, SampleBlock, Samples, gap_intervals
 
 OPS = ("ops.insert", "ops.query", "ops.update", "ops.delete", "ops.getmore")
 WRITES = ("ops.insert", "ops.update", "ops.delete")
@@ -44,12 +45,13 @@ def _flag(frame: Samples, name: str) -> np.ndarray:
     return flag
 
 
-def _seam(frame: Samples) -> np.ndarray:
-    """Rows whose interval crosses a gap or a restart (and the first row): no rate there."""
-    seam = _restarts(frame)
+def _gaps(frame: Samples, dt: np.ndarray) -> np.ndarray:
+    """Rows whose interval is a gap: by the source's mark, or by the spacing itself (a recording
+    whose recorder was paused, or whose host slept, has no mark)."""
+    gap = gap_intervals(dt)
     if "gap_before" in frame:
-        seam |= _flag(frame, "gap_before")
-    return seam
+        gap |= _flag(frame, "gap_before")
+    return gap
 
 
 # the sample columns the derivation reads (:func:`reads`): a long window's samples are held
@@ -110,77 +112,6 @@ _READ_PREFIXES = ("hist.writes.", "hist.reads.", "disk.", HOST_CPU)
 def reads(name: str) -> bool:
     """Whether :func:`derived_columns` reads the sample column ``name``."""
     return name in _READS or name.startswith(_READ_PREFIXES)
-
-
-MAX_CHECKPOINTS_PER_S = 100.0  # WiredTiger cannot begin more (each takes its own sync)
-RESET_FRACTION = 0.5  # an event counter that falls below half its highest value was reset
-
-
-def event_counter(frame: Samples, column: str, restarts: np.ndarray) -> np.ndarray:
-    """How much a counter of events (checkpoints begun, their total time, their bytes) rose in each
-    interval, read across gaps and changes of sampling period: the server's counter is the truth
-    for what happened, whatever the spacing. A sample that lacks the counter (a reply without the
-    wiredTiger section) adds nothing and the next one carries the rise. A counter that goes back
-    a little is held at its highest value (real FTDC interleaves samples whose counters differ by
-    one); one that falls below ``RESET_FRACTION`` of it was reset, and, like a restart and the first
-    row, gives NaN."""
-    if column not in frame:
-        return np.full(len(frame), np.nan)
-    values = frame.values(column)
-    seam = _resets(values, restarts)
-    # the highest value so far within each stretch between seams (a missing one is carried)
-    held = running_max(values, seam)
-    delta: np.ndarray = np.empty_like(held)
-    delta[0] = np.nan
-    np.subtract(held[1:], held[:-1], out=delta[1:])
-    delta[seam] = np.nan
-    return delta
-
-
-MAX_RESETS = 64  # resets of one counter found one by one; past this many, the rest in one pass
-
-
-def _resets(values: np.ndarray, restarts: np.ndarray) -> np.ndarray:
-    """``restarts`` and the rows where the counter fell below ``RESET_FRACTION`` of its highest
-    value since the last of them, found in turn: the highest value starts again at a reset, so the
-    rows after it are compared with the counter's new run, not with the old one's highest (a
-    counter reset without a restart, or a file that follows another server's, read every row
-    after it as a reset again, until the new run passed half the old highest). A missing value
-    is no highest value (the row after it is not compared)."""
-    seam: np.ndarray = restarts.copy()
-    at = 0
-    for found in range(MAX_RESETS + 1):
-        high = running_max(values[at:], seam[at:])
-        high[np.isnan(values[at:])] = np.nan
-        with np.errstate(invalid="ignore"):
-            fell = (values[at + 1 :] < RESET_FRACTION * high[:-1]) & ~seam[at + 1 :]
-        hits = np.flatnonzero(fell)
-        if not hits.size:
-            break
-        if found == MAX_RESETS:  # a counter reset this often: each of the rest against the highest before it
-            seam[at + 1 + hits] = True
-            break
-        at += 1 + int(hits[0])
-        seam[at] = True
-    return seam
-
-
-def running_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The highest value so far within each stretch that begins where ``starts`` is set (and at
-    row 0); a missing value is skipped and the highest before it carried (NaN before any value).
-
-    >>> running_max(np.array([1.0, np.nan, 0.5, 3.0, 2.0, np.nan]), np.array([0, 0, 0, 0, 1, 0], dtype=bool)).tolist()
-    [1.0, 1.0, 1.0, 3.0, 2.0, 2.0]
-    """
-    bounds = np.flatnonzero(starts[1:]) + 1
-    if bounds.size > 64:  # many stretches: one grouped pass rather than a loop over them
-        grouped = pd.Series(values).groupby(np.cumsum(starts)).cummax()
-        held: np.ndarray = grouped.groupby(np.cumsum(starts)).ffill().to_numpy(dtype="float64")
-        return held
-    out = np.empty_like(values)
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, values.size], strict=True):
-        np.fmax.accumulate(values[lo:hi], out=out[lo:hi])
-    return out
 
 
 def _delta(frame: Samples, column: str, seam: np.ndarray, wrap: int | None = None) -> np.ndarray:
@@ -263,8 +194,9 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     Columns (NaN where unknown): ``t``, ``dt``, ``seam`` (1: a gap, restart or row 0: no rate);
     ``ops_s``, ``writes_s``; ``write_lat_ms``, ``read_lat_ms`` (mean, opLatencies); ``write_p99_ms``, ``read_p99_ms``
     (histograms, when recorded); ``dirty_pct``, ``used_pct``, ``updates_pct``; ``ckpt_starts``
-    (checkpoints begun in the interval; ``ckpt_jump`` where the start counter rose by more than a
-    server can begin, which is not counted), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
+    (checkpoints begun in the interval, placed one by one; ``ckpt_jump`` where the start counter
+    rose by more than a server can begin, which is not counted; ``ckpt_unplaced``, those begun and
+    ended inside the interval that are counted, not placed), ``journal_syncs_s``, ``host_cpu_pct`` (the host's
     CPUs, all processes), ``mongod_cpu_pct`` (mongod's own part of them), ``ckpt_running`` (1/0),
     ``ckpt_total_ms`` (ms of checkpoints finished in the interval), ``ckpt_recent_ms``, ``ckpt_bytes``,
     ``block_bytes`` (every data-file write),
@@ -278,9 +210,10 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
     On a secondary the writes are replication's (:func:`_replication`): ``ops_s`` is oplog entries
     applied plus reads, ``writes_s`` the entries applied, ``write_lat_ms`` a batch's mean apply time.
     """
-    seam = _seam(frame)
     t = frame.values("t")
     dt = np.concatenate(([np.nan], np.diff(t)))
+    gaps = _gaps(frame, dt)
+    seam = _restarts(frame) | gaps  # no rate across a gap or a restart (or on the first row)
     dt_ok = np.where(dt > 0, dt, np.nan)
     out: dict[str, np.ndarray] = {"t": t, "dt": dt, "seam": seam.astype("float64")}
     columns = _Reader(frame, seam)
@@ -305,23 +238,11 @@ def derived_columns(frame: Samples) -> dict[str, np.ndarray]:
         ("journal_bytes", "journal.bytes_written"),
     ):
         out[name] = event_counter(frame, column, restarts)
-    out["ckpt_starts"], out["ckpt_jump"] = _checkpoints_begun(frame, restarts, dt)
+    out["ckpt_starts"], out["ckpt_jump"], out["ckpt_unplaced"] = checkpoints_begun(frame, restarts, dt, gaps)
     out["wt_missing"] = _flag(frame, "wt_missing").astype("float64") if "wt_missing" in frame else np.zeros(len(frame))
     for dev in sorted(data_disks(frame)):  # by name: every piece of a window has the same columns
         out.update(disk_figures(frame, dev, dt, seam))
     return out
-
-
-def _checkpoints_begun(frame: Samples, restarts: np.ndarray, dt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(checkpoints begun in each interval, the count where it rose by more than a server can begin:
-    a reset or damage, not events, and never a loop bound: episode building stays linear)."""
-    starts = "ckpt.count" if "ckpt.count" in frame else "ckpt.generation"
-    begun = event_counter(frame, starts, restarts)
-    with np.errstate(invalid="ignore"):
-        jumped = begun > MAX_CHECKPOINTS_PER_S * np.nan_to_num(dt, nan=0.0) + MAX_CHECKPOINTS_PER_S
-    jump = np.where(jumped, begun, np.nan)
-    begun[jumped] = np.nan
-    return begun, jump
 
 
 def _cpu_pcts(columns: _Reader) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,21 @@ import numpy as np
 import pandas as pd
 
 MARKS = ("seq", "segment", "gap_before")  # the continuity marks: made anew on every join
+# A gap: a sample more than GAP_S and GAP_PERIODS typical periods after the one before (the
+# collector was off). FTDC samples every second by default: a minute without one is a gap; one
+# that samples every 10 s, or falls behind on a busy server, leaves none.
+GAP_S = 60.0
+GAP_PERIODS = 3.0
+
+
+def gap_intervals(dt: np.ndarray) -> np.ndarray:
+    """Which intervals between samples (``dt``, s; NaN: none, the first) are gaps, against their
+    typical (median) one."""
+    finite = dt[np.isfinite(dt)]
+    period = float(np.median(finite)) if finite.size else 1.0
+    with np.errstate(invalid="ignore"):
+        gap: np.ndarray = dt > max(GAP_PERIODS * period, GAP_S)
+    return gap
 
 
 class Samples(Protocol):

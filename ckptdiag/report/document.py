@@ -189,6 +189,8 @@ def _checkpoints_json(dx: Diagnosis, top: int | None) -> dict[str, Any]:
     listed = worst_episodes(dx.episodes, listed_count(top, JSON_TOP, len(dx.episodes)))
     return {
         "count": len(dx.episodes),
+        # counted by the server's start counter inside intervals too long or crowded to place each one
+        "unplaced": dx.unplaced_checkpoints,
         "stalls": dx.stalls,
         "period_s": num(dx.checkpoint_period_s, 1),
         "period_cv": num(dx.checkpoint_period_cv),

@@ -1,4 +1,4 @@
-"""Number formatting shared by every terminal and text report."""
+"""Number formatting, and the phrases built of numbers, shared by every terminal and text report."""
 
 from __future__ import annotations
 
@@ -21,3 +21,13 @@ def fmt_ms(value: float | None) -> str:
         return "-"
     size = abs(value)
     return format(value, ".2f" if size < 10 else ".1f" if size < 1000 else ",.0f") + " ms"
+
+
+def unplaced(count: int) -> str:
+    """What follows a count of checkpoints when ``count`` more were counted and not placed
+    (analysis/event_counts.py): "" when none were.
+
+    >>> unplaced(333), unplaced(0)
+    (' (and 333 not placed: see the evidence)', '')
+    """
+    return f" (and {count:,} not placed: see the evidence)" if count else ""

@@ -7,7 +7,7 @@ from ckptdiag.analysis.stats import sampling_text
 from ckptdiag.analysis.verdict import listed_count
 from ckptdiag.report.advice import advice_markdown
 from ckptdiag.report.document import Report, iso
-from ckptdiag.report.fmt import fmt, fmt_ms
+from ckptdiag.report.fmt import fmt, fmt_ms, unplaced
 from ckptdiag.report.history import history_rows
 from ckptdiag.report.terminal import baseline_basis, dirty_settings_text, episode_rows
 
@@ -35,6 +35,7 @@ def render_markdown(r: Report, top: int | None = None) -> str:
         f"- window: {iso(dx.start)} to {iso(dx.end)}, {dx.samples:,} samples {sampling_text(dx.spacings)}, "
         f"{dx.gaps} gaps, {dx.restarts} restarts",
         f"- checkpoints: {len(dx.episodes):,}, {dx.stalls:,} stalls"
+        + unplaced(dx.unplaced_checkpoints)
         + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else ""),
         "",
     ]

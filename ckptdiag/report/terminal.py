@@ -19,7 +19,7 @@ from ckptdiag.analysis.verdict import hurts, listed_count, worst_episodes
 from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.report.advice import advice_renderables
 from ckptdiag.report.document import Report, iso
-from ckptdiag.report.fmt import fmt, fmt_ms
+from ckptdiag.report.fmt import fmt, fmt_ms, unplaced
 from ckptdiag.report.history import history_rows
 
 _STYLE = {"ok": "bold green", "warn": "bold yellow", "critical": "bold red"}
@@ -234,6 +234,7 @@ class _EpisodeTable:
         table = Table(
             title=(
                 f"checkpoints: {len(dx.episodes):,}"
+                + unplaced(dx.unplaced_checkpoints)
                 + (f", one every {dx.checkpoint_period_s:.0f} s" if dx.checkpoint_period_s else "")
                 + (f" (cv {dx.checkpoint_period_cv:.2f})" if dx.checkpoint_period_cv is not None else "")
                 + (f"; data disk {dx.disk}" if dx.disk else "")

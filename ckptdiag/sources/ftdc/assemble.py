@@ -17,13 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ckptdiag.model.samples import SampleBlock
+from ckptdiag.model.samples import SampleBlock, gap_intervals
 
 Piece = tuple[list[str], np.ndarray, np.ndarray]  # a chunk's column names, its block, its times (s)
 Plan = tuple[list[int] | None, list[tuple[int, int]]]
-
-GAP_S = 60.0  # FTDC's collector samples every second by default: a minute without one is a gap
-GAP_PERIODS = 3.0
 
 
 @dataclass(frozen=True)
@@ -148,9 +145,7 @@ def mark_continuity(frame: Any) -> Any:
     uptime = frame.get("uptime_ms")
     restarts = (uptime.diff() < 0) if uptime is not None else pd.Series(False, index=frame.index)
     frame["segment"] = restarts.cumsum().astype(int)
-    dt = frame["t"].diff()
-    period = float(dt.median()) if len(frame) > 1 else 1.0
-    frame["gap_before"] = dt > max(GAP_PERIODS * period, GAP_S)
+    frame["gap_before"] = gap_intervals(frame["t"].diff().to_numpy(dtype="float64"))
     return frame
 
 
@@ -166,9 +161,7 @@ def mark_block(block: SampleBlock) -> SampleBlock:
         uptime = block.values("uptime_ms")
         with np.errstate(invalid="ignore"):
             restarts[1:] = uptime[1:] < uptime[:-1]  # a missing uptime is no restart
-    dt = np.diff(block.t)
-    period = float(np.median(dt)) if n > 1 else 1.0
     gap = np.zeros(n)
-    gap[1:] = dt > max(GAP_PERIODS * period, GAP_S)
+    gap[1:] = gap_intervals(np.diff(block.t))
     segment = np.cumsum(restarts).astype(np.float64)
     return block.with_columns({"seq": np.arange(n, dtype=np.float64), "segment": segment, "gap_before": gap})
