@@ -7,6 +7,7 @@ beside them.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -372,6 +373,36 @@ def test_the_long_view_in_every_format(tmp_path: Path) -> None:
     spans = _shaded(report.dx)
     assert len(report.dx.episodes) > SHADED_MAX and len(spans) <= SHADED_MAX
     assert all(any(a <= e.start <= b for a, b, _ in spans) for e in report.dx.episodes[::100])
+
+
+def test_the_long_views_rows_follow_the_data_never_the_span(tmp_path: Path) -> None:
+    """A recording whose clock jumped two days, then 190 years: a row for each day that holds
+    samples (3), none for the days between (unknown, not "0 checkpoints"); it made 69,446 rows,
+    a 16 MB JSON and a 69,554-line table. The HTML's bars stand where their days are."""
+    import json
+
+    from synth import Server, write_recording
+
+    from ckptdiag.report.html_page import render_html
+
+    path = write_recording(Server(seconds=300).frame(), tmp_path / "good.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for first, shift in ((101, 2 * 86_400.0), (201, 6e9)):  # samples 100 on, then 200 on (line 0: the header)
+        for o in lines[first:]:
+            o["t"] += shift
+            o["mono"] += shift
+    jumped = tmp_path / "jumped.jsonl"
+    jumped.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    report = diagnose_window((jumped,))
+    h = report.dx.history
+    assert h is not None and h.period == "day"
+    assert [r.checkpoints for r in h.rows] == [2, 1, 2]  # 30.3 and 90.3 s; 150.3 s; 210.3 and 270.3 s
+    assert [time.strftime("%Y-%m-%d", time.gmtime(r.start)) for r in h.rows] == [
+        "2023-11-14",
+        "2023-11-16",
+        "2214-01-04",
+    ]
+    assert render_html(report).count('fill="#c62a2f"><title>') == 3  # a bar a day, each stalled
 
 
 def test_a_long_windows_json_lists_its_worst_episodes_and_top_0_lists_all(tmp_path: Path) -> None:

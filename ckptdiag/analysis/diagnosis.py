@@ -48,7 +48,7 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
     eviction = w.eviction.summary(w.overdue.stale_levels if w.overdue is not None else np.zeros(4))
     whole, base_notes = w.baseline.baseline(bool(episodes))
     others = tuple(w.others)
-    told = history(episodes, w.t0, w.t1, settings.interval.value)
+    told = history(episodes, w.t0, w.t1, settings.interval.value, w.sampled_hours)
     severity, findings = _with_time(verdict(episodes, eviction, settings.eviction, others), episodes, late, told)
     role, role_notes = member_role(*w.secondary)
     seams = np.concatenate(w.seams) if w.seams else None

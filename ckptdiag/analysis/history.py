@@ -6,7 +6,7 @@ the rows; "is it getting worse?" by the trend."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -32,21 +32,33 @@ _T_CRIT_01 = (
 _T_CRIT_01_LARGE = 2.576
 
 
-def history(episodes: Episodes, start: float, end: float, interval_s: float | None) -> History | None:
+def history(
+    episodes: Episodes, start: float, end: float, interval_s: float | None, sampled_hours: Iterable[int] = ()
+) -> History | None:
     """The window's checkpoints by day (by hour under ``DAYS_FOR_DAILY`` days), and the trend of
-    their duration and bytes; None when the window holds fewer than ``MIN_PERIODS`` periods."""
+    their duration and bytes; None when fewer than ``MIN_PERIODS`` periods hold samples.
+
+    A row is a period that holds samples (``sampled_hours``: the hours since the epoch that do)
+    or a checkpoint: a period without either is unknown, not "0 checkpoints", and is left out, so
+    the rows follow the data, never the span (a window of 300 samples whose clock jumped 190 years
+    made 69,446 day rows)."""
     step = DAY_S if end - start >= DAYS_FOR_DAILY * DAY_S else HOUR_S
-    first = math.floor(start / step) * step
-    count = int(math.floor(end / step) - math.floor(start / step)) + 1
-    if count < MIN_PERIODS:
-        return None
+    base = math.floor(start / step)
     # a full directory holds ~70,000 checkpoints: each one's period read from the columns
-    period = np.floor_divide(episodes.floats("start") - first, step)
-    counted = episodes.known("end") & (period >= 0) & (period < count)
+    period = np.floor_divide(episodes.floats("start"), step) - base
+    counted = episodes.known("end") & (period >= 0) & (period <= math.floor(end / step) - base)
+    hours = np.fromiter(sampled_hours, dtype=np.float64)
+    held = np.union1d(np.floor_divide(hours * HOUR_S, step) - base, period[counted])
+    held = held[(held >= 0) & (held <= math.floor(end / step) - base)]
+    if held.size < MIN_PERIODS:
+        return None
     at = np.flatnonzero(counted)
     at = at[np.argsort(period[at], kind="stable")]  # by period, each in time order
-    bounds = np.searchsorted(period[at], np.arange(count + 1))
-    rows = tuple(_row(first + k * step, step, episodes.take(at[bounds[k] : bounds[k + 1]])) for k in range(count))
+    lo, hi = np.searchsorted(period[at], held), np.searchsorted(period[at], held + 1)
+    rows = tuple(
+        _row((base + k) * step, step, episodes.take(at[a:b]))
+        for k, a, b in zip(held.astype(np.int64).tolist(), lo.tolist(), hi.tolist(), strict=True)
+    )
     days = (end - start) / DAY_S
     trends = tuple(
         t

@@ -38,6 +38,7 @@ from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import find_episodes
 from ckptdiag.analysis.eviction import EvictionTally, levels
 from ckptdiag.analysis.evidence import EvidenceTally
+from ckptdiag.analysis.history import HOUR_S
 from ckptdiag.analysis.impact import assess_all
 from ckptdiag.analysis.overdue import OverdueTracker
 from ckptdiag.analysis.phases import phases_of
@@ -104,6 +105,7 @@ class WindowDiagnoser:
         self.t0: float | None = None
         self.t1: float | None = None
         self.samples = 0
+        self.sampled_hours: set[int] = set()  # hours since the epoch that hold samples (the history's rows)
         self.seams: list[np.ndarray] = []
         self.baseline = BaselineTally()
         self.eviction = EvictionTally()
@@ -130,6 +132,8 @@ class WindowDiagnoser:
             return
         self._parts.append(part)
         self._marks.append(_Marks.of(part))
+        hours = np.unique(np.floor_divide(part["t"].to_numpy(dtype="float64"), HOUR_S))
+        self.sampled_hours.update(hours[np.isfinite(hours)].astype(np.int64).tolist())
         self._rows += len(part)
         if self._origin is None:
             self._origin = float(part["t"].iloc[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from ckptdiag.analysis.history import DAY_S, HOUR_S
 from ckptdiag.analysis.results import History
 from ckptdiag.report.document import iso
 from ckptdiag.report.fmt import fmt
@@ -36,7 +37,9 @@ def history_svg(h: History) -> str:
     tick, and the duration trend's line: an SVG drawn by hand (no plotting library needed)."""
     rows = h.rows
     top = max((r.duration_max_s or 0.0 for r in rows), default=0.0) or 1.0
-    width = PLOT_W / max(len(rows), 1)
+    # placed by time: a period without samples has no row, and leaves its place empty
+    step = DAY_S if h.period == "day" else HOUR_S
+    width = PLOT_W / (round((rows[-1].start - rows[0].start) / step) + 1 if rows else 1)
 
     def y(v: float) -> float:
         return PLOT_H - v / top * (PLOT_H - 10)
@@ -46,8 +49,8 @@ def history_svg(h: History) -> str:
         f'font-family="system-ui,sans-serif" font-size="12" role="img" aria-label="checkpoint duration by {h.period}">',
         f'<text x="4" y="12">s (p50, max)</text><text x="4" y="{y(top) + 14:.1f}">{top:.1f}</text>',
     ]
-    for k, r in enumerate(rows):
-        x = PAD_L + k * width
+    for r in rows:
+        x = PAD_L + round((r.start - rows[0].start) / step) * width
         label = html.escape(f"{(iso(r.start) or '')[:16]}: {r.checkpoints} checkpoints, {r.stalls} stalled")
         if r.duration_p50_s is not None:
             color = "#c62a2f" if r.stalls else "#4a7fb5"
