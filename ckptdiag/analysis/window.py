@@ -132,8 +132,11 @@ class WindowDiagnoser:
             return
         self._parts.append(part)
         self._marks.append(_Marks.of(part))
-        hours = np.unique(np.floor_divide(part["t"].to_numpy(dtype="float64"), HOUR_S))
-        self.sampled_hours.update(hours[np.isfinite(hours)].astype(np.int64).tolist())
+        # the rows are in time order: an hour's samples are a run, so its first row names it
+        hours = np.floor_divide(part["t"].to_numpy(dtype="float64"), HOUR_S)
+        hours = hours[np.isfinite(hours)]
+        firsts = hours[np.concatenate(([True], hours[1:] != hours[:-1]))] if hours.size else hours
+        self.sampled_hours.update(firsts.astype(np.int64).tolist())
         self._rows += len(part)
         if self._origin is None:
             self._origin = float(part["t"].iloc[0])
