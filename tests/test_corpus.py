@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from conftest import REPO, SHARED_DATA
 
+from ckptdiag.analysis.thresholds import HURT_OPS_RATIO
+from ckptdiag.analysis.verdict import GONE
 from ckptdiag.errors import CkptdiagError
 from ckptdiag.report.document import render_json, to_document
 from ckptdiag.report.html_page import render_html
@@ -89,6 +91,16 @@ def _story_holds(doc: dict[str, Any]) -> None:
         assert verdict["findings"][0].startswith(f"{stalls:,} of {count:,} checkpoints stalled")
     if stalls:
         assert f"{stalls:,} of {count:,} stalled" in summary and "throughput holds" not in summary
+    if checkpoints["listed"] == "all" and verdict["severity"] == "ok":
+        # the headline's throughput is the episodes': never "holds" beside checkpoints that cost it
+        cost = [
+            e
+            for e in episodes
+            if e["end"] and e["ops_ratio"] is not None and e["ops_ratio"] <= HURT_OPS_RATIO and GONE not in e["reasons"]
+        ]
+        told = re.search(r"no stall; ([0-9,]+) of [0-9,]+ cost throughput", summary)
+        assert ("throughput holds" not in summary) if cost else (told is None), summary
+        assert told is None or int(told.group(1).replace(",", "")) == len(cost), summary
     longest = re.search(r"the longest, ([0-9.]+) (s|ms)", summary)
     timed = [e for e in episodes if e["duration_s"] is not None and e["end"] is not None]
     if longest and checkpoints["listed"] == "worst":

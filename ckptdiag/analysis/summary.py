@@ -119,11 +119,13 @@ def _cost(episodes: Episodes, focus: np.ndarray, severity: str, stalls: int) -> 
     lat_up = bool(lats) and float(np.median(lats)) >= HURT_LATENCY_RATIO
     parts = []
     if severity == "ok" or not hurting(episodes)[focus].any():
+        dipped = sum(r <= HURT_OPS_RATIO for r in ops)
         if not ops:
             parts.append("no stall")
+        elif dipped:  # never "throughput holds" beside checkpoints that cost it
+            parts += ["no stall", f"{dipped:,} of {n:,} cost throughput ({100 * min(ops):.0f} % of usual in the worst)"]
         else:
-            worst = f"; {100 * min(ops):.0f} % in the worst" if min(ops) <= HURT_OPS_RATIO else ""
-            parts.append(f"throughput holds ({100 * float(np.median(ops)):.0f} % of usual{worst})")
+            parts.append(f"throughput holds ({100 * float(np.median(ops)):.0f} % of usual)")
         if lat_up:
             parts.append(f"{kind} write latency peaks {float(np.median(lats)):.1f}x")
         return parts
