@@ -207,7 +207,7 @@ def test_checkpoints_that_stop_writes_are_aimed_at_a_third_of_a_second() -> None
     rec = _by_id(advice)["checkpoint-interval"]
     assert rec.recommended == 10
     assert rec.predicted["after"]["duration_s"] == pytest.approx(0.3, rel=0.05)
-    assert any("writes stop while a checkpoint runs (1% of usual" in e for e in rec.evidence)
+    assert any("writes stop while a checkpoint runs (1 % of usual" in e for e in rec.evidence)
     # 60 -> 10 s: the linear model is a floor there (the lab measured 2x its bytes at 10 s)
     assert "a floor, not a promise" in rec.predicted_text
     seed = _by_id(_advise(_seed_004_server(), _facts("7.0.21"))[1])["checkpoint-interval"]

@@ -9,7 +9,7 @@ from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
 from ckptdiag.advice.kinds import IO_THROTTLED
 from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
-from ckptdiag.advice.text import mb
+from ckptdiag.advice.text import fmt_ms, mb
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figure
 from ckptdiag.analysis.verdict import hurting_checkpoints
@@ -92,13 +92,12 @@ def _evidence(dx: Diagnosis, d: IntervalDecision) -> tuple[str, ...]:
     ]
     if d.stopped_ratio is not None:
         out.append(
-            f"writes stop while a checkpoint runs ({d.stopped_ratio:.0%} of usual in the typical one): aiming "
+            f"writes stop while a checkpoint runs ({100 * d.stopped_ratio:.0f} % of usual in the typical one): aiming "
             f"for checkpoints of {d.aim_s:g} s, not {TARGET_CHECKPOINT_S:g} s"
         )
     if now.p99_inside_ms is not None:
         out.append(
-            f"write p99 {now.p99_inside_ms:.0f} ms inside checkpoints vs "
-            f"{(now.p99_between_ms or 0):.1f} ms between them"
+            f"write p99 {fmt_ms(now.p99_inside_ms)} inside checkpoints vs {fmt_ms(now.p99_between_ms)} between them"
         )
     return tuple(out)
 
@@ -165,7 +164,7 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
             f"every {d.new_s:.0f} s: ~{mb(after.bytes_written)} per checkpoint"
             + (f" and ~{mb(after.held_bytes)} of eviction's writes with its sync" if after.held_bytes else "")
             + f" in ~{after.duration_s or 0:.1f} s"
-            + (f", write p99 inside ~{after.p99_inside_ms:.0f} ms" if after.p99_inside_ms is not None else "")
+            + (f", write p99 inside ~{after.p99_inside_ms:,.0f} ms" if after.p99_inside_ms is not None else "")
             + "; the same total checkpoint I/O per hour, in smaller bursts"
             + (SCATTER_CAVEAT if d.new_s * SCATTER_RATIO <= d.interval_s else "")
         ),

@@ -21,3 +21,16 @@ def plural(n: int, word: str) -> str:
     ('1 time', '3 times')
     """
     return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def fmt_ms(value: float | None) -> str:
+    """A latency in ms to the digits that matter at its size: ``1.59 ms``, ``24.2 ms``, ``4,071 ms``;
+    ``-`` when it is not known.
+
+    >>> fmt_ms(1.587), fmt_ms(24.17), fmt_ms(4070.95), fmt_ms(None)
+    ('1.59 ms', '24.2 ms', '4,071 ms', '-')
+    """
+    if value is None:
+        return "-"
+    size = abs(value)
+    return format(value, ".2f" if size < 10 else ".1f" if size < 1000 else ",.0f") + " ms"

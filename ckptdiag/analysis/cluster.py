@@ -134,9 +134,9 @@ def _member_finding(m: MemberSummary) -> str:
     if m.primary_wc_wait_ms is not None:
         base, peak = m.primary_wc_wait_ms
         if peak >= WC_WAIT_MIN_MS and not (np.isfinite(base) and peak < PRIMARY_LATENCY_RATIO * base):
-            before = f" ({base:.0f} ms outside them)" if np.isfinite(base) else ""
+            before = f" ({base:,.0f} ms outside them)" if np.isfinite(base) else ""
             text += (
-                f"; writes on the primary waiting for their write concern (w: majority) waited up to {peak:.0f} ms "
+                f"; writes on the primary waiting for their write concern (w: majority) waited up to {peak:,.0f} ms "
                 f"during them{before}: they waited for this secondary"
             )
         else:

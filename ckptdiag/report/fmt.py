@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ckptdiag.advice.text import fmt_ms
+
+__all__ = ["fmt", "fmt_ms", "unplaced"]
+
 
 def fmt(value: Any, spec: str, unit: str = "") -> str:
     """``value`` in ``spec`` followed by ``unit``; ``-`` when it is not known (None)."""
     return "-" if value is None else format(value, spec) + unit
-
-
-def fmt_ms(value: float | None) -> str:
-    """A latency in ms to the digits that matter at its size: ``1.59 ms``, ``24.2 ms``, ``4,071 ms``;
-    ``-`` when it is not known.
-
-    >>> fmt_ms(1.587), fmt_ms(24.17), fmt_ms(4070.95), fmt_ms(None)
-    ('1.59 ms', '24.2 ms', '4,071 ms', '-')
-    """
-    if value is None:
-        return "-"
-    size = abs(value)
-    return format(value, ".2f" if size < 10 else ".1f" if size < 1000 else ",.0f") + " ms"
 
 
 def unplaced(count: int) -> str:
