@@ -349,18 +349,18 @@ def disk_figures(frame: Samples, dev: str, dt: np.ndarray, seam: np.ndarray) -> 
     """iostat's figures for one disk of the frame (:func:`ckptdiag.sources.diskstats.iostat`, the
     one implementation the live status line uses too), NaN across a gap or a restart."""
     n = len(frame)
-    counters = np.zeros((n, len(FIELD_INDEX)))
+    # by column (Fortran order): iostat reads each counter whole, never a row
+    counters = np.zeros((n, len(FIELD_INDEX)), order="F")
     for name, j in FIELD_INDEX.items():  # a field the source lacks (FTDC keeps 11) counts as 0, as there
         column = f"disk.{dev}.{name}"
         if column in frame:
             counters[:, j] = frame.values(column)
-    prev = np.empty_like(counters)
-    prev[:1] = np.nan
-    prev[1:] = counters[:-1]
-    figures = iostat(prev, counters, np.where(dt > 0, dt, np.nan), wanted=_IOSTAT_FIGURES.values())
+    # each row's interval is the row before's counters to its own (none before the first)
+    spans = np.where(dt[1:] > 0, dt[1:], np.nan)
+    figures = iostat(counters[:-1], counters[1:], spans, wanted=_IOSTAT_FIGURES.values())
     out = {}
     for ours, theirs in _IOSTAT_FIGURES.items():
-        values = figures[theirs]
+        values = np.concatenate(([np.nan], figures[theirs]))
         values[seam] = np.nan
         out[f"disk.{dev}.{ours}"] = values
     return out
