@@ -188,10 +188,10 @@ def _from_counters(c: _Counters) -> Episodes:
     samples, plus one ``truncated`` episode for a checkpoint already running at the stretch's first
     sample; but none for those counted and not placed (``ckpt_unplaced``, analysis/event_counts.py:
     begun and ended inside an interval too long or too crowded to place each), which still take
-    their share of the interval's total time. WiredTiger runs one checkpoint at a time, so they end in the order they began; the
-    interval each ends in follows from the running flag and total time (:func:`_ended`),
-    and the durations of those that end in one interval add up to its rise of total time
-    (:func:`_durations`). Each episode's start is placed in the overlap of the interval it began in
+    their share of the interval's total time. WiredTiger runs one checkpoint at a time, so they
+    end in the order they began; the interval each ends in follows from the running flag and total
+    time (:func:`_ended`), and the durations of those that end in one interval add up to its rise
+    of total time (:func:`_durations`). Each episode's start is placed in the overlap of the interval it began in
     and (end interval - duration), with that overlap kept as its ``start_earliest``/
     ``start_latest``. A checkpoint still running when the window ends (or when the server
     restarted) has no end and no duration. ``rows`` are the first and last samples whose
