@@ -407,17 +407,17 @@ def test_a_local_baseline_keeps_every_other_figure_of_the_whole_windows() -> Non
         (Server(seconds=300, stall=True), "throughput and latency"),
         (Server(seconds=300, ops=0.0, stall=False), "no load in the 3 s before it"),
         (Server(seconds=300, ops=10.0, stall_ops=1.0, stall_latency_ms=40.0), "no load in the 3 s before it"),
-        (Server(seconds=300, stall_ops=900.0, stall_latency_ms=40.0), "throughput held at 90% of the baseline"),
+        (Server(seconds=300, stall_ops=900.0, stall_latency_ms=40.0), "throughput held at 90 % of the baseline"),
         (Server(seconds=300, stall_ops=100.0, stall_latency_ms=1.2), "write latency 1.2x the baseline"),
         (Server(seconds=300, load_stops_at=151.0), "load stopped with it and did not come back"),
         # throughput held at 90 % while every write waited 600 ms: writes froze (a short freeze
         # sampled once a second hides in its throughput); 400 ms, or 600 ms against a baseline of
         # 100 ms (6x), is not a freeze
         (Server(seconds=300, stall_ops=900.0, stall_latency_ms=600.0), "writes froze: mean 600 ms write latency"),
-        (Server(seconds=300, stall_ops=900.0, stall_latency_ms=400.0), "throughput held at 90% of the baseline"),
+        (Server(seconds=300, stall_ops=900.0, stall_latency_ms=400.0), "throughput held at 90 % of the baseline"),
         (
             Server(seconds=300, latency_ms=100.0, stall_ops=900.0, stall_latency_ms=600.0),
-            "throughput held at 90% of the baseline",
+            "throughput held at 90 % of the baseline",
         ),
     ],
     ids=["stall", "idle", "little-load", "throughput-held", "latency-within", "load-gone", "froze", "waited", "slow"],

@@ -262,7 +262,7 @@ def test_the_html_timeline_zooms_from_hours_down_to_every_second_of_the_worst_ch
     for start, end in stalled:  # every stall is among them, with every second around it
         at = server.t0 + start
         (lo, hi, label) = next(c for c in closeups if c[0] <= at <= c[1])
-        assert "stalled" in label and "2.0 s, ops/s at 4% of the baseline" in label
+        assert "stalled" in label and "2.0 s, ops/s at 4 % of the baseline" in label
         assert lo <= at - PAD_S + 1 and hi >= server.t0 + end + PAD_S - 1
         inside = t[(t >= lo) & (t <= hi)]
         assert inside.size >= hi - lo and np.diff(inside).max() <= 1.0 + 1e-6

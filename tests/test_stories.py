@@ -239,7 +239,7 @@ def test_every_row_says_why_in_the_thresholds_terms(tmp_path: Path) -> None:
     assert [e.reasons for e in dx.episodes] == [
         ("throughput and latency",),
         (
-            "throughput held at 100% of the baseline (a stall: 60% or less, "
+            "throughput held at 100 % of the baseline (a stall: 60 % or less, "
             "or writes waiting 500 ms and 10x the baseline)",
             "write latency 1.0x the baseline (a stall: 2x or more)",
         ),

@@ -325,7 +325,8 @@ def _why_not(ops_ratio: float | None, lat_ratio: float | None, slow: bool) -> li
     out = []
     if ops_ratio > STALL_OPS_RATIO:
         out.append(
-            f"throughput held at {ops_ratio:.0%} of the baseline (a stall: {STALL_OPS_RATIO:.0%} or less, "
+            f"throughput held at {100 * ops_ratio:.0f} % of the baseline "
+            f"(a stall: {100 * STALL_OPS_RATIO:.0f} % or less, "
             f"or writes waiting {STALL_WAIT_MS:g} ms and {STALL_WAIT_RATIO:g}x the baseline)"
         )
     if not slow and lat_ratio is None:

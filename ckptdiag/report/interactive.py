@@ -210,5 +210,5 @@ def _label(c: CloseUp) -> str:
     took = c.end - c.start
     said = f"{took:.1f} s" if took >= 0.1 else f"{took * 1000:.0f} ms"
     if c.ops_ratio is not None:
-        said += f", ops/s at {c.ops_ratio:.0%} of the baseline"
+        said += f", ops/s at {100 * c.ops_ratio:.0f} % of the baseline"
     return f"{day}: {said}" + (", stalled" if c.stall else "")

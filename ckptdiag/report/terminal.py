@@ -157,9 +157,9 @@ def _short(reason: str) -> str:
     for start, short in _SHORT:
         if start in reason:
             return short
-    figure = reason.split(" (", 1)[0]  # "throughput held at 79% of the baseline" -> "ops 79%"
+    figure = reason.split(" (", 1)[0]  # "throughput held at 79 % of the baseline" -> "ops 79 %"
     if figure.startswith("throughput held at "):
-        return "ops " + figure.removeprefix("throughput held at ").split(" ", 1)[0]
+        return "ops " + figure.removeprefix("throughput held at ").removesuffix(" of the baseline")
     if figure.startswith("write latency "):
         return "lat " + figure.removeprefix("write latency ").split(" ", 1)[0]
     return reason
