@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 from ftdc_writer import SimServer, write_ftdc
 from synth import Server, write_recording
 
@@ -22,13 +21,7 @@ PAUSE_S = 20_000.0
 
 
 def report_json(path: Path) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ckptdiag", "report", str(path), "-f", "json", "--fail-on", "never"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = run_cli("report", str(path), "-f", "json", "--fail-on", "never", timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(proc.stdout)
     return doc
@@ -48,15 +41,9 @@ def test_hours_of_checkpoints_inside_an_ftdc_gap_are_counted_not_listed(tmp_path
     note = next(e for e in doc["verdict"]["evidence"] if "began and ended between two samples" in e)
     assert note.startswith("333 checkpoints") and "(the most, 333, from 2023-11-14T22:16:39.000Z to " in note
     assert listed["period_s"] == 60.0  # the period of those placed, not of a gap's pile
+    wide = {**os.environ, "COLUMNS": "200"}
     for fmt, line in (("md", "- checkpoints: 7, "), ("table", "checkpoints: 7 (and 333 not placed: see the")):
-        proc = subprocess.run(
-            [sys.executable, "-m", "ckptdiag", "report", str(tmp_path / "metrics.gap"), "-f", fmt],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env={**os.environ, "COLUMNS": "200"},
-        )
+        proc = run_cli("report", str(tmp_path / "metrics.gap"), "-f", fmt, timeout=120, env=wide)
         assert line in proc.stdout and "333 not placed" in proc.stdout, proc.stdout
 
 

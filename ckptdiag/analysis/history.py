@@ -44,12 +44,13 @@ def history(
     made 69,446 day rows)."""
     step = DAY_S if end - start >= DAYS_FOR_DAILY * DAY_S else HOUR_S
     base = math.floor(start / step)
+    last = math.floor(end / step) - base  # the window's last period, counted from its first
     # a full directory holds ~70,000 checkpoints: each one's period read from the columns
     period = np.floor_divide(episodes.floats("start"), step) - base
-    counted = episodes.known("end") & (period >= 0) & (period <= math.floor(end / step) - base)
+    counted = episodes.known("end") & (period >= 0) & (period <= last)
     hours = np.fromiter(sampled_hours, dtype=np.float64)
     held = np.union1d(np.floor_divide(hours * HOUR_S, step) - base, period[counted])
-    held = held[(held >= 0) & (held <= math.floor(end / step) - base)]
+    held = held[(held >= 0) & (held <= last)]
     if held.size < MIN_PERIODS:
         return None
     at = np.flatnonzero(counted)

@@ -102,17 +102,14 @@ class TruthSummary:
         waiting half a second in a typical second are waiting in a queue that grows, whatever
         share of the pace it still serves (a run at 90.3 % of 12,000 writes/s had a baseline p99
         of 8.2 s)."""
-        paced, base, p99 = self.paced_ops, self.baseline_ops, self.baseline_p99_ms
-        if not paced or base is None:
-            return False
-        return base < PACED_RATIO * paced or (p99 is not None and p99 >= FREEZE_P99_MS)
+        return bool(self.behind_why())
 
     def behind_why(self) -> str:
-        """Which of its own figures put the run behind its pace (empty when it kept it): the rate
-        between checkpoints, or the writes' wait there, or both."""
-        if not self.behind or not self.paced_ops or self.baseline_ops is None:
-            return ""
+        """Which of its own figures put the run behind its pace (empty when it kept it, or without
+        a paced rate): the rate between checkpoints, or the writes' wait there, or both."""
         paced, base, p99 = self.paced_ops, self.baseline_ops, self.baseline_p99_ms
+        if not paced or base is None:
+            return ""
         why = []
         if base < PACED_RATIO * paced:
             why.append(f"{base:,.0f} of its paced {paced:,.0f} writes/s between checkpoints")
@@ -122,10 +119,11 @@ class TruthSummary:
 
     def behind_line(self) -> str:
         """What a reader needs to know about a run that fell behind (empty when it did not)."""
-        if not self.behind:
+        why = self.behind_why()
+        if not why:
             return ""
         return (
-            f"the lab could not keep its pace ({self.behind_why()}): the host could not serve it (its CPUs busy "
+            f"the lab could not keep its pace ({why}): the host could not serve it (its CPUs busy "
             "with other processes, or a disk too slow for the writes' journal waits), so its requests queued from "
             "second to second and its ground truth cannot tell a checkpoint's stall from the host's load; run it "
             "again on an idle host (or at a lower --write-rate) to score ckptdiag against it"
