@@ -89,20 +89,32 @@ class FrameLayout:
         self.names = [name for name, _ in ones] + [name for name, _, _ in self.extras]
         self.rows = np.array([r for _, r in ones], dtype=np.int64)
 
-    def block(self, values: np.ndarray) -> np.ndarray:
-        """A chunk's columns as one 2-D array, a row per name in ``names``."""
-        block = values[self.rows]
-        if not self.extras:
-            return block
-        more = [
-            _lag(values, rows)
-            if how == "lag"
-            else values[rows[0]] - values[rows[1]]
-            if how == "diff"
-            else values[rows].sum(axis=0)
-            for _, how, rows in self.extras
-        ]
-        return np.vstack([block, *more])
+    def block(self, parts: list[np.ndarray]) -> np.ndarray:
+        """Consecutive chunks' values (kept slots x samples each) as one 2-D array, a row per name
+        in ``names``, a column per sample. Each chunk's rows are copied straight to their place:
+        joining the chunks first and indexing the join copied everything twice, at a sixth of the
+        speed (numpy's join along the samples copies row by row)."""
+        width = sum(part.shape[1] for part in parts)
+        block = np.empty((len(self.names), width), dtype=np.int64)
+        kept = self.rows.size
+        at = 0
+        for part in parts:
+            block[:kept, at : at + part.shape[1]] = part[self.rows]
+            at += part.shape[1]
+        if self.extras:  # the few combined columns, from the rows they read, joined
+            used = sorted({row for _, _, rows in self.extras for row in rows})
+            joined = parts[0][used] if len(parts) == 1 else np.concatenate([part[used] for part in parts], axis=1)
+            where = {row: k for k, row in enumerate(used)}
+            for j, (_, how, rows) in enumerate(self.extras):
+                mine = [where[row] for row in rows]
+                block[kept + j] = (
+                    _lag(joined, mine)
+                    if how == "lag"
+                    else joined[mine[0]] - joined[mine[1]]
+                    if how == "diff"
+                    else joined[mine].sum(axis=0)
+                )
+        return block
 
 
 # one layout a chunk shape, made the first time a chunk of that shape is read (a file has a few
@@ -307,8 +319,8 @@ def _in_window(chunks: list[Chunk], window: TimeWindow, report: FileReport) -> P
     layout = layout_of(chunks[0].selection)
     if layout.start < 0:
         return None
-    values = chunks[0].values if len(chunks) == 1 else np.concatenate([c.values for c in chunks], axis=1)
-    start = values[layout.start]
+    parts = [c.values for c in chunks]
+    start = parts[0][layout.start] if len(parts) == 1 else np.concatenate([part[layout.start] for part in parts])
     keep = plausible_times(start / 1000.0)
     if not keep.all():
         _implausible(chunks, keep, report)
@@ -320,7 +332,7 @@ def _in_window(chunks: list[Chunk], window: TimeWindow, report: FileReport) -> P
     keep &= window.keep_ms(start)
     if not keep.any():
         return None
-    block = layout.block(values)
+    block = layout.block(parts)
     return layout.names, block[:, keep] if not keep.all() else block, start[keep] / 1000.0
 
 
