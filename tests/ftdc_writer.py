@@ -36,6 +36,9 @@ class SimServer:
     flag_lag_s: float = 0.0  # the running flag stays up this long after the end (as real servers do)
     load_from: float = 0.0  # no operations before this (an idle server before the load began)
     dirty_bytes: int = 1 << 24  # of a 1 GiB cache
+    # the dirty data builds up from each checkpoint's start to ``dirty_bytes`` at the next one's
+    # (else it stays at ``dirty_bytes``: a cache held at a dirty target, or frozen figures)
+    dirty_builds: bool = False
     written: Sequence[int] = ()  # bytes each checkpoint writes (else 64 MiB each)
     cpu_busy_pct: float | None = None  # the host's 8 CPUs this busy (all processes), as systemMetrics keeps it
     bursts: Sequence[tuple[float, float]] = ()  # when given, load runs only in these spans (batch jobs)
@@ -52,6 +55,16 @@ class SimServer:
     # a straight line between them (a history store growing, the range of timestamps pinned)
     gauges: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     _fine: float = field(default=0.01, repr=False)
+
+    def _dirty(self, t: float, starts: np.ndarray) -> int:
+        """The tracked dirty bytes at ``t``: ``dirty_bytes``, or the share of it built up since the
+        last checkpoint began (``dirty_builds``), at the pace of the periods between them."""
+        if not self.dirty_builds or starts.size < 2:
+            return self.dirty_bytes
+        k = int(np.searchsorted(starts, t, side="right")) - 1
+        period = float(np.median(np.diff(starts)))
+        since = t - starts[k] if k >= 0 else t - (starts[0] - period)
+        return round(self.dirty_bytes * min(max(since / period, 0.0), 1.0))
 
     def _stalled(self, t: np.ndarray) -> np.ndarray:
         spans = sorted(self.stall_in if self.stall_in else self.checkpoints)
@@ -139,7 +152,7 @@ class SimServer:
                     "cache": {
                         "maximum bytes configured": 1 << 30,
                         "bytes currently in the cache": 1 << 28,
-                        "tracked dirty bytes in the cache": self.dirty_bytes,
+                        "tracked dirty bytes in the cache": self._dirty(t, starts),
                     },
                     **self._checkpoint_stats(len(begun), running, recent_ms, total_ms),
                     "block-manager": {"bytes written for checkpoint": int(wrote[len(done)])},

@@ -166,7 +166,7 @@ def _written(
     checkpoints: tuple[tuple[float, float], ...] = ((30.3, 38.4), (90.3, 98.4)),
 ) -> Path:
     folder.mkdir()
-    server = SimServer(checkpoints=checkpoints, version="8.0.4", phases=phases, stall_ops=stall_ops)
+    server = SimServer(checkpoints=checkpoints, version="8.0.4", phases=phases, stall_ops=stall_ops, dirty_builds=True)
     path = folder / "metrics.2026-11-27T00-00-00Z-00000"
     write_ftdc(path, server, list(np.arange(0.0, 150.0, 1.0)))
     return path

@@ -258,7 +258,7 @@ def test_cpus_busy_elsewhere_are_the_cause_and_settings_become_checks(tmp_path: 
 
     checkpoints = [(30.0 + 60 * k, 33.0 + 60 * k) for k in range(9)]
     for busy, as_settings in ((97.0, False), (30.0, True)):
-        server = SimServer(checkpoints, stall_ops=50.0, stall_latency_ms=60.0, cpu_busy_pct=busy)
+        server = SimServer(checkpoints, stall_ops=50.0, stall_latency_ms=60.0, cpu_busy_pct=busy, dirty_builds=True)
         dx = _story(tmp_path, server, 600)
         assert dx.host_cpu_pct_p50 == pytest.approx(busy, abs=0.5) and dx.stalls == 9
         advice = recommend(dx)

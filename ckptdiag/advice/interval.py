@@ -3,13 +3,15 @@ shorter burst (syncdelay / storage.syncPeriodSecs on 3.6+, checkpoint=(wait=N) o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ckptdiag.advice.changes import Change, EngineChange, ParameterChange
 from ckptdiag.advice.kinds import IO_THROTTLED
-from ckptdiag.advice.model import CheckpointShape, at_interval, checkpoint_shape, finished, median
+from ckptdiag.advice.model import MIN_GAIN, CheckpointShape, at_interval, checkpoint_shape, finished, median
 from ckptdiag.advice.recommendation import Recommendation
 from ckptdiag.advice.text import fmt_ms, mb
+from ckptdiag.analysis.dirty_curve import Share
 from ckptdiag.analysis.results import Diagnosis
 from ckptdiag.analysis.summary import figure
 from ckptdiag.analysis.verdict import hurting_checkpoints
@@ -25,14 +27,41 @@ TARGET_STOPPED_CHECKPOINT_S = 0.3
 MIN_INTERVAL_S = 10.0  # shorter: root pages of every table rewritten several times a minute
 INTERVAL_HEADROOM = 3.0  # the interval stays >= 3x the predicted checkpoint
 NICE_INTERVALS = (300, 240, 180, 120, 90, 60, 45, 30, 20, 15, 10)
-# The model scales bytes with the interval; a page touched by scattered writes (random index keys)
-# is written whole at every checkpoint, so a much shorter interval saves less than that: in the
-# lab (60 -> 10 s) checkpoints wrote 2x and took 2x what the model predicted (docs/advice.md).
+# Without the server's own dirty-data curve the model scales bytes with the interval; a page
+# touched by scattered writes (random index keys) is written whole at every checkpoint, so a much
+# shorter interval saves less than that: in the lab (60 -> 10 s) checkpoints wrote 2x and took 2x
+# what that predicted (docs/advice.md#predictions). Read from the curve, it came within 25 %.
 SCATTER_RATIO = 4.0
 SCATTER_CAVEAT = (
     " (a floor, not a promise: pages touched by scattered writes are written whole at every checkpoint, "
     "so at a much shorter interval each checkpoint writes more than its share; check with 'ckptdiag compare')"
 )
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """The checkpoint predicted at an interval, with its range where the server's own dirty-data
+    curve gave it (the cycles' spread), else none (the bytes in proportion to the interval)."""
+
+    mid: CheckpointShape
+    low: CheckpointShape | None = None
+    high: CheckpointShape | None = None
+    share: Share | None = None  # what the curve read at that interval (None: not from the curve)
+
+
+def predicted_at(dx: Diagnosis, now: CheckpointShape, interval_s: float) -> Predicted:
+    """The checkpoint at ``interval_s``: from the dirty data this server's cache held that long
+    after its checkpoints ended (:mod:`~ckptdiag.analysis.dirty_curve`) where it had checkpoints
+    that far apart, else in proportion to the interval."""
+    share = dx.dirty_curve.share(interval_s) if dx.dirty_curve is not None else None
+    if share is None:
+        return Predicted(at_interval(now, interval_s))
+    return Predicted(
+        at_interval(now, interval_s, share.mid),
+        at_interval(now, interval_s, share.low),
+        at_interval(now, interval_s, share.high),
+        share,
+    )
 
 
 @dataclass(frozen=True)
@@ -43,7 +72,7 @@ class IntervalDecision:
     configured_s: float  # the setting in force (else as measured): what the title replaces
     new_s: float
     now: CheckpointShape
-    after: CheckpointShape
+    after: Predicted
     aim_s: float  # the checkpoint duration aimed for
     stopped_ratio: float | None  # throughput kept in the typical checkpoint, when writes stop
     hurting: int
@@ -68,15 +97,19 @@ def decide(dx: Diagnosis) -> IntervalDecision | None:
     # the longest interval, at most half the one now, whose checkpoints the model puts at the aim
     # (eviction's held writes do not shrink with it below 30 s), else the shortest
     new = next(
-        (n for n in NICE_INTERVALS if n <= interval / 2 and (at_interval(now, n).duration_s or 0) <= aim),
+        (n for n in NICE_INTERVALS if n <= interval / 2 and (predicted_at(dx, now, n).mid.duration_s or 0) <= aim),
         MIN_INTERVAL_S,
     )
-    after = at_interval(now, new)
+    after = predicted_at(dx, now, new)
     # below what is configured too: mongod sleeps the interval after each checkpoint ends, so the
     # period measured start to start is the setting plus a checkpoint (10.5 s at syncdelay=10,
     # where "every 10 s instead of 10 s" was printed)
     configured = dx.settings.interval.value or interval
-    if new >= min(interval, configured) or (after.duration_s or 0) * INTERVAL_HEADROOM > new:
+    if new >= min(interval, configured) or (after.mid.duration_s or 0) * INTERVAL_HEADROOM > new:
+        return None
+    if (after.mid.duration_s or 0) > (1 - MIN_GAIN) * now.duration_s:
+        # the server's cache holds as much dirty data soon after a checkpoint as at the next one
+        # (its dirty data sits at the eviction target): more checkpoints, none of them shorter
         return None
     return IntervalDecision(interval, configured, new, now, after, aim, kept if stopped else None, hurting)
 
@@ -141,7 +174,7 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
     d = decide(dx)
     if d is None:
         return None
-    after, dirty_p50 = d.after, dx.eviction.dirty_pct_p50
+    dirty_p50 = dx.eviction.dirty_pct_p50
     dirty_capped = dirty_p50 is not None and dirty_p50 >= 0.9 * dx.settings.eviction.dirty_target.number
     confidence, why = (
         ("medium", "dirty data sits at the eviction target: it, not the interval, caps part of each burst")
@@ -159,15 +192,8 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
         current_source=dx.settings.interval.source,
         recommended=d.new_s,
         evidence=_evidence(dx, d),
-        predicted=_shape_json(d.now, after),
-        predicted_text=(
-            f"every {d.new_s:.0f} s: ~{mb(after.bytes_written)} per checkpoint"
-            + (f" and ~{mb(after.held_bytes)} of eviction's writes with its sync" if after.held_bytes else "")
-            + f" in ~{after.duration_s or 0:.1f} s"
-            + (f", write p99 inside ~{after.p99_inside_ms:,.0f} ms" if after.p99_inside_ms is not None else "")
-            + "; the same total checkpoint I/O per hour, in smaller bursts"
-            + (SCATTER_CAVEAT if d.new_s * SCATTER_RATIO <= d.interval_s else "")
-        ),
+        predicted=_shape_json(d.now, d.after),
+        predicted_text=_predicted_text(d),
         tradeoffs=(
             f"twice or more the checkpoints ({3600 / d.new_s:.0f} an hour instead of {3600 / d.interval_s:.0f}): "
             "more metadata writes (each table's root page); negligible on SSD",
@@ -181,8 +207,43 @@ def interval_rule(dx: Diagnosis, causes: frozenset[str] = frozenset()) -> Recomm
     )
 
 
-def _shape_json(now: CheckpointShape, new: CheckpointShape) -> dict[str, dict[str, float | None]]:
-    def side(s: CheckpointShape) -> dict[str, float | None]:
+def _predicted_text(d: IntervalDecision) -> str:
+    """What the new interval is predicted to give, with its range and where it comes from."""
+    after, low, high = d.after.mid, d.after.low, d.after.high
+
+    def span(get: Callable[[CheckpointShape], float | None], say: Callable[[float], str]) -> str:
+        """The range as " (6-8 MB)", where there is one that reads as two figures."""
+        lo, hi = (get(low), get(high)) if low is not None and high is not None else (None, None)
+        if lo is None or hi is None or say(lo) == say(hi):
+            return ""
+        (lo_n, _, lo_unit), hi_text = say(lo).rpartition(" "), say(hi)
+        return f" ({lo_n if hi_text.endswith(' ' + lo_unit) else say(lo)}-{hi_text})"
+
+    text = (
+        f"every {d.new_s:.0f} s: ~{mb(after.bytes_written)}"
+        + span(lambda s: s.bytes_written, mb)
+        + " per checkpoint"
+        + (f" and ~{mb(after.held_bytes)} of eviction's writes with its sync" if after.held_bytes else "")
+        + f" in ~{after.duration_s or 0:.1f} s"
+        + span(lambda s: s.duration_s, lambda x: f"{x:.1f} s")
+        + (f", write p99 inside ~{after.p99_inside_ms:,.0f} ms" if after.p99_inside_ms is not None else "")
+        + "; the same total checkpoint I/O per hour, in smaller bursts"
+    )
+    share = d.after.share
+    if share is not None:
+        pairs = f"{share.cycles} pair{'s' if share.cycles != 1 else ''} of checkpoints"
+        return text + (
+            f" (from this server's own cache: {d.new_s:.0f} s after a checkpoint ended it held {100 * share.mid:.0f} % "
+            f"of the dirty data the next one found, over {pairs}"
+            + ("; the range is their spread)" if share.high > share.low else ")")
+        )
+    return text + (SCATTER_CAVEAT if d.new_s * SCATTER_RATIO <= d.interval_s else "")
+
+
+def _shape_json(now: CheckpointShape, new: Predicted) -> dict[str, dict[str, float | None] | None]:
+    def side(s: CheckpointShape | None) -> dict[str, float | None] | None:
+        if s is None:
+            return None
         return {
             "interval_s": s.interval_s,
             "bytes_per_checkpoint": s.bytes_written,
@@ -191,4 +252,4 @@ def _shape_json(now: CheckpointShape, new: CheckpointShape) -> dict[str, dict[st
             "throughput_dip": s.ops_dip,
         }
 
-    return {"now": side(now), "after": side(new)}
+    return {"now": side(now), "after": side(new.mid), "after_low": side(new.low), "after_high": side(new.high)}

@@ -1,14 +1,17 @@
 """The checkpoint model behind the advice: what a checkpoint costs at another interval or dirty target.
 
-Between two checkpoints dirty data builds up at the write rate, so the bytes a checkpoint
-writes scale with the interval. Its sync sends them to the disk together with what eviction
-wrote in the 30 s before it, which Linux still holds (``KERNEL_EXPIRE_S``); the disk flushes both
-at the rate this server's checkpoints achieved, so the duration follows their sum; and the extra
-write latency inside a checkpoint (over the latency between checkpoints) scales with its
-duration. A published table of one server at 30/60/120/300 s follows it within 12 % for the 30
+Between two checkpoints dirty data builds up, so the bytes a checkpoint writes at another
+interval are what the server's own cache held that long after a checkpoint ended (the share
+the caller reads from :mod:`ckptdiag.analysis.dirty_curve`), else in proportion to the interval.
+Its sync sends them to the disk together with what eviction wrote in the 30 s before it, which
+Linux still holds (``KERNEL_EXPIRE_S``); the disk flushes both at the rate this server's
+checkpoints achieved, so the duration follows their sum; and the extra write latency inside a
+checkpoint (over the latency between checkpoints) scales with its duration. In proportion to the
+interval, a published table of one server at 30/60/120/300 s follows it within 12 % for the 30
 and 120 s rows from its 60 s row alone; at 300 s the model is pessimistic by 30 %
-(tests/test_advice.py). Pages touched by scattered writes are written whole at every
-checkpoint, so at a much shorter interval the bytes are a floor (docs/advice.md#predictions).
+(tests/test_advice.py); at a much shorter interval pages touched by scattered writes make those
+bytes a floor. Read from the curve, the lab's 60 -> 10 s came within 25 % in duration and write
+p99, its bytes high by about half (docs/advice.md#predictions).
 """
 
 from __future__ import annotations
@@ -73,12 +76,14 @@ class CheckpointShape:
         return None
 
 
-def at_interval(now: CheckpointShape, interval_s: float) -> CheckpointShape:
+def at_interval(now: CheckpointShape, interval_s: float, share: float | None = None) -> CheckpointShape:
     """The predicted checkpoint at ``interval_s``, from the measured one ``now``: its own bytes
-    scale with the interval (a floor where writes are scattered), eviction's held writes with
-    the kernel's hold (at most 30 s of them), its duration with both (at the rate the disk
-    flushed them now) beyond its fixed part, and the latency it adds with its duration."""
-    f = interval_s / now.interval_s
+    are ``share`` of today's (the dirty data this server's cache held that long after a
+    checkpoint, :mod:`~ckptdiag.analysis.dirty_curve`; without it, in proportion to the
+    interval, a floor where writes are scattered), eviction's held writes scale with the
+    kernel's hold (at most 30 s of them), its duration with both (at the rate the disk flushed
+    them now) beyond its fixed part, and the latency it adds with its duration."""
+    f = share if share is not None else interval_s / now.interval_s
     written = now.bytes_written * f if now.bytes_written is not None else None
     after = replace(now, interval_s=interval_s, bytes_written=written)
     rate = now.disk_rate

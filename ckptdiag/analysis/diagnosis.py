@@ -95,6 +95,7 @@ def diagnosis(w: WindowDiagnoser, *, gaps: int = 0, restarts: int = 0, notes: Se
         other_writes_b_s=float(w.other_writes[0] / w.other_writes[1]) if w.other_writes[1] > 0 else None,
         disk_writes_b_s=_disk_writes(w),
         unplaced_checkpoints=w.evidence.unplaced,
+        dirty_curve=w.dirty_curve.result(),
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ckptdiag.analysis.dirty_curve import DirtyCurve
 from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.model.engine_config import EngineSettings
 from ckptdiag.model.facts import ServerFacts
@@ -188,6 +189,8 @@ class Diagnosis:
     closeups: tuple[CloseUp, ...] = field(default=(), compare=False)  # every sample around the worst checkpoints
     # checkpoints the start counter counted inside intervals too long or too crowded to place each one
     unplaced_checkpoints: int = 0
+    # the dirty data s seconds after a checkpoint ended, as a share of what the next one found
+    dirty_curve: DirtyCurve | None = field(default=None, compare=False)
 
     @property
     def stalls(self) -> int:

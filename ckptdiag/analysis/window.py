@@ -33,6 +33,7 @@ import pandas as pd
 from ckptdiag.analysis.baseline import BaselineTally, near_episodes, whole_baseline
 from ckptdiag.analysis.closeups import CloseUpTally
 from ckptdiag.analysis.columns import Columns
+from ckptdiag.analysis.dirty_curve import DirtyCurveTally
 from ckptdiag.analysis.distribution import Distribution
 from ckptdiag.analysis.episode_table import Episodes
 from ckptdiag.analysis.episodes import find_episodes
@@ -113,6 +114,7 @@ class WindowDiagnoser:
         self.spacings = SpacingTally()
         self.timeline = TimelineTally()
         self.closeups = CloseUpTally()
+        self.dirty_curve = DirtyCurveTally()
         self.pinning = PinningTally()
         self.dt = Distribution()
         self.host_cpu = Distribution()
@@ -223,6 +225,8 @@ class WindowDiagnoser:
         self.evidence.block(frame, own, judged, self._offset)
         self._tally(frame, cols, own)
         self.closeups.block(cols, judged)
+        dirty = cols.dirty_pct[own] * _column(frame, "cache_max_bytes")[own] / 100
+        self.dirty_curve.block(cols.t[own], dirty, _column(frame, "seam")[own], judged)
         self.blocks.append(judged)
         self._judged = True
 
@@ -294,6 +298,11 @@ class WindowDiagnoser:
         d = self._held()
         self._judge(d, self._first, len(d) - 1, final=True)
         self._parts = []
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """A derived column as float64 (NaN throughout where the frame has none)."""
+    return frame[name].to_numpy(dtype="float64") if name in frame else np.full(len(frame), np.nan)
 
 
 def disk_note(w: WindowDiagnoser) -> list[str]:
