@@ -102,3 +102,29 @@ def _episodes(spans: list[tuple[float, float]]) -> Episodes:
             for s, e in spans
         ]
     )
+
+
+def test_a_pair_of_checkpoints_far_apart_across_blocks_reads_the_level_the_second_found() -> None:
+    # a checkpoint ends at 10 s; the next starts at 2,000 s, in a later block: the samples past 901 s
+    # after the end are let go of, but the level found at 2,000 s is still the one at 2,000 s
+    t = np.arange(0.0, 2_100.0)
+    dirty = np.where(t <= 2_000, t, 1.0) * MB  # builds up to 2,000 MB, then the checkpoint clears it
+    whole, split = DirtyCurveTally(), DirtyCurveTally()
+    first, second = _episodes([(8.0, 10.0)]), _episodes([(2_000.5, 2_003.0)])
+    both = _episodes([(8.0, 10.0), (2_000.5, 2_003.0)])
+    whole.block(t, dirty, np.zeros(t.size), both)
+    cut = 2_001  # the second block's samples begin after the start: the level found is the first block's last
+    split.block(t[:cut], dirty[:cut], np.zeros(cut), first)
+    split.block(t[cut:], dirty[cut:], np.zeros(t.size - cut), second)
+    one, two = whole.result(), split.result()
+    assert one is not None and two is not None
+    assert np.array_equal(one.count, two.count) and np.allclose(one.total, two.total)
+    share = two.share(500)
+    assert share is not None and share.mid == pytest.approx(510 / 2_000, abs=0.002)
+    # a gap among the samples let go of cuts that pair out, as it does read whole
+    seam = np.zeros(t.size)
+    seam[1_200] = 1.0
+    gapped = DirtyCurveTally()
+    gapped.block(t[:cut], dirty[:cut], seam[:cut], first)
+    gapped.block(t[cut:], dirty[cut:], seam[cut:], second)
+    assert gapped.result() is None

@@ -93,10 +93,16 @@ class DirtyCurveTally:
         self._cycles(first, last, previous[ok], rows)
         if len(mine):  # the next cycle starts at the last one's end (none while it runs on)
             self._end = float(ends[-1]) if np.isfinite(ends[-1]) else None
-        if self._end is None:
+        if self._end is None or not rows.shape[1]:
             self._held = np.empty((3, 0))
-        else:
-            self._held = rows[:, (rows[0] > self._end) & (rows[0] <= self._end + MAX_OFFSET_S + 1)]
+            return
+        after = rows[0] > self._end
+        kept = after & (rows[0] <= self._end + MAX_OFFSET_S + 1)
+        kept[-1] = after[-1]  # and the latest sample: the level the next checkpoint may find
+        held = rows[:, kept]
+        if held.shape[1] and np.any(rows[2][after & ~kept] > 0):
+            held[2, -1] = 1.0  # a gap among the samples let go of still cuts the cycle
+        self._held = held
 
     def _cycles(self, first: np.ndarray, last: np.ndarray, end: np.ndarray, rows: np.ndarray) -> None:
         """Add the cycles of samples ``first`` to ``last`` (exclusive) after checkpoints ended at ``end``."""
