@@ -37,6 +37,8 @@ class Columns:
     throttle_ms: np.ndarray
     host_cpu_pct: np.ndarray
     ckpt_starts: np.ndarray  # checkpoints begun in the interval (NaN: not counted)
+    cache_max_bytes: np.ndarray
+    seam: np.ndarray  # 1: a gap or restart before the row (no rate across it)
 
     @classmethod
     def of(cls, d: pd.DataFrame, disk: str | None) -> Columns:
@@ -74,4 +76,6 @@ class Columns:
             throttle_ms=col("throttle_ms"),
             host_cpu_pct=col("host_cpu_pct"),
             ckpt_starts=col("ckpt_starts"),
+            cache_max_bytes=col("cache_max_bytes"),
+            seam=col("seam"),
         )

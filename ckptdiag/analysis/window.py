@@ -198,14 +198,14 @@ class WindowDiagnoser:
         stop = int(np.searchsorted(d["t"].to_numpy(dtype="float64"), float(d["t"].iloc[last]) + LOOKAHEAD_S, "right"))
         frame = d.iloc[: max(stop, last + 1)]
         own = slice(first, last + 1)
-        cache = frame["cache_max_bytes"].to_numpy(dtype="float64")[own]
+        if not self._judged:  # the data disk, once: from the window's first block
+            self.disk = pick_disk(frame, self.facts.devices, own)
+        cols = Columns.of(frame, self.disk)
+        cache = cols.cache_max_bytes[own]
         if np.isfinite(cache).any():
             peak = float(np.nanmax(cache))
             self.cache_bytes = peak if self.cache_bytes is None else max(self.cache_bytes, peak)
         settings = engine_config.resolve(self.facts, self.cache_bytes)
-        if not self._judged:  # the data disk, once: from the window's first block
-            self.disk = pick_disk(frame, self.facts.devices, own)
-        cols = Columns.of(frame, self.disk)
         found, at = self._episodes(frame, first)
         begins = found.rows()[:, 0] + at
         mine = found.take(((first <= begins) & (begins <= last)) | (final & (begins >= first)))
@@ -225,8 +225,8 @@ class WindowDiagnoser:
         self.evidence.block(frame, own, judged, self._offset)
         self._tally(frame, cols, own)
         self.closeups.block(cols, judged)
-        dirty = cols.dirty_pct[own] * _column(frame, "cache_max_bytes")[own] / 100
-        self.dirty_curve.block(cols.t[own], dirty, _column(frame, "seam")[own], judged)
+        dirty = cols.dirty_pct[own] * cache / 100
+        self.dirty_curve.block(cols.t[own], dirty, cols.seam[own], judged)
         self.blocks.append(judged)
         self._judged = True
 
@@ -259,7 +259,7 @@ class WindowDiagnoser:
         self.t1 = float(t[-1])
         self.samples += t.size
         if "seam" in frame:
-            self.seams.append(t[frame["seam"].to_numpy(dtype=bool)[own]])
+            self.seams.append(t[cols.seam[own].astype(bool)])
         dt = cols.dt[own]
         self.spacings.add(dt)
         self.dt.add(dt)
@@ -298,11 +298,6 @@ class WindowDiagnoser:
         d = self._held()
         self._judge(d, self._first, len(d) - 1, final=True)
         self._parts = []
-
-
-def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """A derived column as float64 (NaN throughout where the frame has none)."""
-    return frame[name].to_numpy(dtype="float64") if name in frame else np.full(len(frame), np.nan)
 
 
 def disk_note(w: WindowDiagnoser) -> list[str]:
