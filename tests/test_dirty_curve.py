@@ -72,7 +72,7 @@ def test_a_gap_inside_a_cycle_leaves_that_cycle_out() -> None:
     t = np.arange(0.0, 130.0)
     dirty = ((t + 0.5) % 60) * MB  # the most at each start
     seam = np.zeros(t.size)
-    seam[75] = 1.0  # the collector was off before t=75: the cycle from 62 to 120 is cut
+    seam[75] = 1.0  # the collector was off before t=75: the pair from 61.5 to 119.5 is cut
     episodes = _episodes([(-0.5, 1.5), (59.5, 61.5), (119.5, 121.5)])
     tally.block(t, dirty, seam, episodes)
     curve = tally.result()
